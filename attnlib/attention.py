@@ -1,0 +1,90 @@
+"""Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validation import as_bool_mask, as_float_array, batch_shape, check_finite, check_scale
+from .softmax import softmax
+
+
+def check_qkv(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the three attention inputs and return them as floating arrays.
+
+    Checks that each is a finite numeric array with at least 2 dimensions, that Q and K share
+    d_k, that K and V have the same number of keys, and that the leading dimensions broadcast.
+    """
+    Q = as_float_array(Q, "Q", min_ndim=2)
+    K = as_float_array(K, "K", min_ndim=2)
+    V = as_float_array(V, "V", min_ndim=2)
+    shapes = f"(Q shape {Q.shape}, K shape {K.shape}, V shape {V.shape})"
+    if Q.shape[-1] < 1:
+        raise ValueError(f"Q must have d_k >= 1 columns; got Q shape {Q.shape}")
+    if K.shape[-1] != Q.shape[-1]:
+        raise ValueError(
+            f"K has d_k={K.shape[-1]} but Q has d_k={Q.shape[-1]}: queries and keys are compared"
+            f" by dot product, so their last dimensions must match {shapes}"
+        )
+    if V.shape[-2] != K.shape[-2]:
+        raise ValueError(
+            f"V has {V.shape[-2]} rows but K has {K.shape[-2]}: every key needs exactly one value"
+            f" {shapes}"
+        )
+    if K.shape[-2] < 1:
+        raise ValueError(f"K must hold at least one key; got K shape {K.shape}")
+    batch_shape({"Q": Q.shape, "K": K.shape, "V": V.shape})
+    for name, arr in (("Q", Q), ("K", K), ("V", V)):
+        check_finite(arr, name)
+    return Q, K, V
+
+
+def scaled_dot_product_attention(
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    mask: ArrayLike | None = None,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Attention(Q, K, V) = softmax(scale * Q K^T) V, with scale = 1/sqrt(d_k) by default.
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., T_q, d_k)
+        Queries, one row per query token.
+    K : array_like, shape (..., T_k, d_k)
+        Keys, one row per key token.
+    V : array_like, shape (..., T_k, d_v)
+        Values, one row per key token.
+    mask : array_like of bool, optional
+        Broadcastable to ``(..., T_q, T_k)``; True = this query may attend to this key (the
+        convention of PyTorch's boolean ``attn_mask``). Masked scores are excluded before the
+        softmax. A query row with no key allowed gets zero weights and a zero output.
+    scale : float, optional
+        Multiplies the scores; defaults to ``1/sqrt(d_k)``. ``scale=1.0`` is raw (unscaled)
+        attention.
+
+    Returns
+    -------
+    output : ndarray, shape (..., T_q, d_v)
+        Each row is the weighted average of the rows of V.
+    weights : ndarray, shape (..., T_q, T_k)
+        The attention weights; each row sums to 1 (or is all zeros when fully masked).
+
+    Notes
+    -----
+    Leading (batch) dimensions broadcast. float32 inputs give float32 results; integers are
+    promoted to float64. NaN or infinity in Q, K or V raises ValueError.
+    """
+    Q, K, V = check_qkv(Q, K, V)
+    s = check_scale(scale, Q.shape[-1])
+    scores = (Q @ np.swapaxes(K, -1, -2)) * np.asarray(s, dtype=np.result_type(Q, K))
+    if not np.isfinite(scores).all():
+        raise ValueError(
+            f"the scores Q @ K^T overflowed to inf in {scores.dtype} (largest |Q| entry"
+            f" {np.abs(Q).max():.3g}, largest |K| entry {np.abs(K).max():.3g}); rescale Q and K"
+        )
+    if mask is not None:
+        mask = as_bool_mask(mask, scores.shape, "mask")
+    weights = softmax(scores, axis=-1, mask=mask)
+    return weights @ V, weights

@@ -1,0 +1,150 @@
+"""Multi-head attention: split the model width into heads, attend in each, merge, project."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validation import as_float_array, check_int
+from .attention import scaled_dot_product_attention
+
+
+def split_heads(x: ArrayLike, n_heads: int) -> np.ndarray:
+    """Split the last axis into heads: ``(..., T, n_heads*d_head) -> (..., n_heads, T, d_head)``.
+
+    Head ``i`` owns columns ``[i*d_head, (i+1)*d_head)`` of ``x``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., T, n_heads * d_head)
+    n_heads : int
+        Must divide the last dimension of ``x``.
+
+    Returns
+    -------
+    ndarray, shape (..., n_heads, T, d_head)
+    """
+    x = as_float_array(x, "x", min_ndim=2)
+    n_heads = check_int(n_heads, "n_heads")
+    width = x.shape[-1]
+    if width % n_heads:
+        raise ValueError(
+            f"n_heads={n_heads} does not divide the last dimension of x ({width}; x shape"
+            f" {x.shape}): every head needs the same width d_head = {width}/{n_heads}"
+        )
+    d_head = width // n_heads
+    return np.swapaxes(x.reshape(*x.shape[:-1], n_heads, d_head), -3, -2)
+
+
+def merge_heads(x: ArrayLike) -> np.ndarray:
+    """Concatenate heads, the inverse of :func:`split_heads`.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n_heads, T, d_head)
+
+    Returns
+    -------
+    ndarray, shape (..., T, n_heads * d_head)
+    """
+    x = as_float_array(x, "x", min_ndim=3)
+    n_heads, T, d_head = x.shape[-3:]
+    return np.swapaxes(x, -3, -2).reshape(*x.shape[:-3], T, n_heads * d_head)
+
+
+def _check_weight(W: ArrayLike, name: str, rows: int, X_shape: tuple[int, ...]) -> np.ndarray:
+    W = as_float_array(W, name)
+    if W.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix; got shape {W.shape}")
+    if W.shape[0] != rows:
+        raise ValueError(
+            f"{name} has {W.shape[0]} rows but must have {rows} ({name} shape {W.shape},"
+            f" X shape {X_shape})"
+        )
+    return W
+
+
+def multi_head_attention(
+    X: ArrayLike,
+    W_q: ArrayLike,
+    W_k: ArrayLike,
+    W_v: ArrayLike,
+    W_o: ArrayLike,
+    n_heads: int,
+    n_kv_heads: int | None = None,
+    mask: ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-head self-attention, with multi-query and grouped-query variants.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., T, d_model)
+        Input token vectors.
+    W_q : array_like, shape (d_model, n_heads * d_head)
+        Query projection; head ``i`` uses columns ``[i*d_head, (i+1)*d_head)``.
+    W_k : array_like, shape (d_model, n_kv_heads * d_head)
+        Key projection.
+    W_v : array_like, shape (d_model, n_kv_heads * d_v)
+        Value projection.
+    W_o : array_like, shape (n_heads * d_v, d_out)
+        Output projection applied to the concatenated heads (usually ``d_out = d_model``).
+    n_heads : int
+        Number of query heads.
+    n_kv_heads : int, optional
+        Number of key/value heads. None (default) means ``n_heads`` (standard multi-head
+        attention); 1 is multi-query attention; otherwise grouped-query attention, where query
+        head ``i`` reads KV head ``i // (n_heads // n_kv_heads)``. Must divide ``n_heads``.
+    mask : array_like of bool, optional
+        Broadcastable to ``(..., T, T)``, True = may attend; shared by every head.
+
+    Returns
+    -------
+    output : ndarray, shape (..., T, d_out)
+    weights : ndarray, shape (..., n_heads, T, T)
+        Each head's attention weights.
+    """
+    X = as_float_array(X, "X", min_ndim=2)
+    d_model = X.shape[-1]
+    n_heads = check_int(n_heads, "n_heads")
+    n_kv_heads = n_heads if n_kv_heads is None else check_int(n_kv_heads, "n_kv_heads")
+    if n_heads % n_kv_heads:
+        raise ValueError(
+            f"n_heads={n_heads} is not a multiple of n_kv_heads={n_kv_heads}: each KV head must"
+            f" serve the same number of query heads"
+        )
+    W_q = _check_weight(W_q, "W_q", d_model, X.shape)
+    W_k = _check_weight(W_k, "W_k", d_model, X.shape)
+    W_v = _check_weight(W_v, "W_v", d_model, X.shape)
+    if W_q.shape[1] % n_heads:
+        raise ValueError(
+            f"n_heads={n_heads} does not divide the query width {W_q.shape[1]} (W_q shape"
+            f" {W_q.shape}, d_model={d_model}): every head needs the same width d_head"
+        )
+    d_head = W_q.shape[1] // n_heads
+    if W_k.shape[1] != n_kv_heads * d_head:
+        raise ValueError(
+            f"W_k must have n_kv_heads * d_head = {n_kv_heads} * {d_head} = {n_kv_heads * d_head}"
+            f" columns; got W_k shape {W_k.shape} (W_q shape {W_q.shape}, n_heads={n_heads})"
+        )
+    if W_v.shape[1] % n_kv_heads:
+        raise ValueError(
+            f"n_kv_heads={n_kv_heads} does not divide the value width {W_v.shape[1]}"
+            f" (W_v shape {W_v.shape})"
+        )
+    d_v = W_v.shape[1] // n_kv_heads
+    W_o = as_float_array(W_o, "W_o")
+    if W_o.ndim != 2 or W_o.shape[0] != n_heads * d_v:
+        raise ValueError(
+            f"W_o must have n_heads * d_v = {n_heads} * {d_v} = {n_heads * d_v} rows (one per"
+            f" column of the concatenated heads); got W_o shape {W_o.shape}"
+        )
+    group = n_heads // n_kv_heads
+    Q = split_heads(X @ W_q, n_heads)  # (..., n_heads, T, d_head)
+    K = np.repeat(split_heads(X @ W_k, n_kv_heads), group, axis=-3)
+    V = np.repeat(split_heads(X @ W_v, n_kv_heads), group, axis=-3)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim >= 2:
+            mask = mask[..., None, :, :]  # the same mask for every head
+    heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+    return merge_heads(heads) @ W_o, weights

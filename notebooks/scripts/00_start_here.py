@@ -1,0 +1,109 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Start here: the mathematics of scaled dot-product attention
+#
+# Every transformer layer computes, for each token, a weighted average of every other token's
+# information. The weights come from one formula:
+#
+# $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V$$
+#
+# These notebooks take that line apart until every symbol is something you have computed
+# yourself, in numpy, on numbers small enough to check by hand, and then on numbers large enough
+# to see why each piece is there.
+#
+# **Who it is for.** Students who know matrix multiplication and a little probability
+# (mean, variance, independence) and want to *see* the mathematics rather than take it on trust.
+# Instructors who want to show it live in class, with sliders.
+
+# %% [markdown]
+# ## The map
+#
+# | notebook | what you will be able to do |
+# | --- | --- |
+# | `00_start_here` | find your way around; run a first attention computation |
+# | `01_qkv_projections` | build Q, K and V from token embeddings and state every shape, with and without a batch |
+# | `02_why_sqrt_dk` | derive $\mathrm{Var}(q \cdot k) = d_k$ and check it by Monte Carlo |
+# | `03_worked_example_it` | trace the "Order was late it" example by hand and reproduce every published number |
+# | `04_softmax_saturation` | watch softmax saturate as $d_k$ grows, live, and see the gradient vanish |
+# | `05_overflow_misconception` | explain why $1/\sqrt{d_k}$ is *not* there to prevent overflow |
+# | `06_masking` | apply causal and padding masks, and know why the mask goes in before the softmax |
+#
+# Still to come: multi-head attention, cost and tiling (FlashAttention's idea), gradients, and
+# self-checked exercises.
+
+# %% [markdown]
+# ## How to use these notebooks
+#
+# **Students.** Run the cells in order with Shift+Enter. Before you run a cell that prints
+# numbers, guess what it will print. Change the numbers and run it again: nothing here can break.
+# If a notebook gets into a strange state, use *Kernel → Restart Kernel and Run All Cells*.
+#
+# **Instructors.** Each notebook is a lesson of 15 to 30 minutes. The notebooks with live labs
+# (04 and 06) show sliders that move a figure as you drag them. To present one without the code,
+# run `voila notebooks/04_softmax_saturation.ipynb` and use the browser page it opens.
+#
+# **What is where.** The mathematics is in the notebook cells, written out in numpy. The package
+# `attnlib` holds what would distract from it: example data, plots, the live labs, and tested
+# reference versions of every function, which later notebooks reuse once an earlier notebook
+# has built them by hand.
+
+# %% [markdown]
+# ## A first computation
+#
+# Two tokens, each with a query, a key and a value. Scores are dot products of queries with
+# keys, divided by $\sqrt{d_k}$; softmax turns each row of scores into weights that sum to 1;
+# the output is the weighted average of the values.
+
+# %%
+import numpy as np
+
+Q = np.array([[2.0, 0.0, 2.0, 0.0],
+              [0.0, 4.0, 0.0, 2.0]])   # 2 queries, d_k = 4
+K = np.array([[1.0, 0.0, 1.0, 0.0],
+              [0.0, 1.0, 0.0, 0.0]])   # 2 keys,    d_k = 4
+V = np.array([[1.0, 2.0],
+              [3.0, 0.0]])             # 2 values,  d_v = 2
+
+d_k = Q.shape[-1]
+scores = Q @ K.T / np.sqrt(d_k)
+weights = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
+output = weights @ V
+
+np.set_printoptions(precision=4, suppress=True)
+print("scaled scores:\n", scores)
+print("weights (each row sums to 1):\n", weights)
+print("output:\n", output)
+
+# %% [markdown]
+# The same computation with the tested reference function from `attnlib`. The two agree, and
+# `attnlib` also checks its inputs: try giving it a `K` with the wrong number of columns.
+
+# %%
+from attnlib import scaled_dot_product_attention
+
+ref_output, ref_weights = scaled_dot_product_attention(Q, K, V)
+print("same weights:", np.allclose(ref_weights, weights))
+print("same output: ", np.allclose(ref_output, output))
+
+# %%
+try:
+    scaled_dot_product_attention(Q, K[:, :3], V)
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# Next: **01 — Q, K and V projections**, where these matrices come from.
