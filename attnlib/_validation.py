@@ -51,8 +51,14 @@ def check_finite(x: np.ndarray, name: str) -> None:
         )
 
 
-def as_bool_mask(mask: ArrayLike, target_shape: tuple[int, ...], name: str = "mask") -> np.ndarray:
-    """Return ``mask`` as a boolean array that broadcasts to ``target_shape`` without growing it."""
+def as_bool_mask(
+    mask: ArrayLike, target_shape: tuple[int, ...], name: str = "mask", target: str = "x"
+) -> np.ndarray:
+    """Return ``mask`` as a boolean array that broadcasts to ``target_shape`` without growing it.
+
+    ``target`` names what the mask applies to (e.g. ``"the scores (..., T_q, T_k)"``) in the
+    error message.
+    """
     arr = np.asarray(mask)
     if arr.dtype != bool:
         raise TypeError(
@@ -65,8 +71,8 @@ def as_bool_mask(mask: ArrayLike, target_shape: tuple[int, ...], name: str = "ma
         shape = None
     if shape != tuple(target_shape):
         raise ValueError(
-            f"{name} of shape {arr.shape} does not broadcast to the shape {tuple(target_shape)}"
-            f" it has to mask"
+            f"{name} of shape {arr.shape} does not broadcast to the shape of {target},"
+            f" {tuple(target_shape)}"
         )
     return arr
 

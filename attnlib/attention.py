@@ -56,13 +56,13 @@ def scaled_dot_product_attention(
         Keys, one row per key token.
     V : array_like, shape (..., T_k, d_v)
         Values, one row per key token.
-    mask : array_like of bool, optional
-        Broadcastable to ``(..., T_q, T_k)``; True = this query may attend to this key (the
-        convention of PyTorch's boolean ``attn_mask``). Masked scores are excluded before the
-        softmax. A query row with no key allowed gets zero weights and a zero output.
+    mask : array_like of bool, shape broadcastable to (..., T_q, T_k), optional
+        True = this query may attend to this key (the convention of PyTorch's boolean
+        ``attn_mask``). Masked scores are excluded before the softmax: their weights are exactly
+        0. A query row with no key allowed gets zero weights and a zero output, never NaN.
     scale : float, optional
-        Multiplies the scores; defaults to ``1/sqrt(d_k)``. ``scale=1.0`` is raw (unscaled)
-        attention.
+        Multiplies the scores (a finite number > 0); defaults to ``1/sqrt(d_k)``.
+        ``scale=1.0`` is raw (unscaled) attention.
 
     Returns
     -------
@@ -74,17 +74,29 @@ def scaled_dot_product_attention(
     Notes
     -----
     Leading (batch) dimensions broadcast. float32 inputs give float32 results; integers are
-    promoted to float64. NaN or infinity in Q, K or V raises ValueError.
+    promoted to float64. NaN or infinity in Q, K or V raises ValueError, and so do scores too
+    large for the dtype; a score of any finite size (1e4, say) is fine.
     """
     Q, K, V = check_qkv(Q, K, V)
-    s = check_scale(scale, Q.shape[-1])
-    scores = (Q @ np.swapaxes(K, -1, -2)) * np.asarray(s, dtype=np.result_type(Q, K))
-    if not np.isfinite(scores).all():
-        raise ValueError(
-            f"the scores Q @ K^T overflowed to inf in {scores.dtype} (largest |Q| entry"
-            f" {np.abs(Q).max():.3g}, largest |K| entry {np.abs(K).max():.3g}); rescale Q and K"
-        )
+    scores = scaled_scores(Q, K, check_scale(scale, Q.shape[-1]))
     if mask is not None:
-        mask = as_bool_mask(mask, scores.shape, "mask")
+        mask = as_bool_mask(mask, scores.shape, "mask", target="the scores (..., T_q, T_k)")
     weights = softmax(scores, axis=-1, mask=mask)
     return weights @ V, weights
+
+
+def scaled_scores(Q: np.ndarray, K: np.ndarray, scale: float) -> np.ndarray:
+    """Return ``scale * Q @ K^T``, shape ``(..., T_q, T_k)``, for already validated Q and K.
+
+    Raises ValueError (instead of a numpy overflow warning) when a score does not fit in the
+    dtype, which finite Q and K can still cause (e.g. entries of 1e200, or 1e20 in float32).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = (Q @ np.swapaxes(K, -1, -2)) * np.asarray(scale, dtype=np.result_type(Q, K))
+    if not np.isfinite(scores).all():
+        raise ValueError(
+            f"the scores scale * Q @ K^T overflowed in {scores.dtype} (largest |Q| entry"
+            f" {np.abs(Q).max():.3g}, largest |K| entry {np.abs(K).max():.3g}, Q shape {Q.shape},"
+            f" K shape {K.shape}); rescale Q and K"
+        )
+    return scores

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_float_array, check_int
+from ._validation import as_bool_mask, as_float_array, check_finite, check_int
 from .attention import scaled_dot_product_attention
 
 
@@ -54,6 +54,7 @@ def merge_heads(x: ArrayLike) -> np.ndarray:
 
 def _check_weight(W: ArrayLike, name: str, rows: int, X_shape: tuple[int, ...]) -> np.ndarray:
     W = as_float_array(W, name)
+    check_finite(W, name)
     if W.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix; got shape {W.shape}")
     if W.shape[0] != rows:
@@ -94,17 +95,24 @@ def multi_head_attention(
         Number of key/value heads. None (default) means ``n_heads`` (standard multi-head
         attention); 1 is multi-query attention; otherwise grouped-query attention, where query
         head ``i`` reads KV head ``i // (n_heads // n_kv_heads)``. Must divide ``n_heads``.
-    mask : array_like of bool, optional
-        Broadcastable to ``(..., T, T)``, True = may attend; shared by every head.
+    mask : array_like of bool, shape broadcastable to (..., T, T), optional
+        True = may attend; shared by every head. A fully masked query row gets a zero head
+        output (so its final output is zero too).
 
     Returns
     -------
     output : ndarray, shape (..., T, d_out)
     weights : ndarray, shape (..., n_heads, T, T)
         Each head's attention weights.
+
+    Notes
+    -----
+    Each head uses the scale ``1/sqrt(d_head)``. NaN or infinity in X or in a weight matrix
+    raises ValueError.
     """
     X = as_float_array(X, "X", min_ndim=2)
-    d_model = X.shape[-1]
+    check_finite(X, "X")
+    T, d_model = X.shape[-2:]
     n_heads = check_int(n_heads, "n_heads")
     n_kv_heads = n_heads if n_kv_heads is None else check_int(n_kv_heads, "n_kv_heads")
     if n_heads % n_kv_heads:
@@ -133,6 +141,7 @@ def multi_head_attention(
         )
     d_v = W_v.shape[1] // n_kv_heads
     W_o = as_float_array(W_o, "W_o")
+    check_finite(W_o, "W_o")
     if W_o.ndim != 2 or W_o.shape[0] != n_heads * d_v:
         raise ValueError(
             f"W_o must have n_heads * d_v = {n_heads} * {d_v} = {n_heads * d_v} rows (one per"
@@ -143,7 +152,7 @@ def multi_head_attention(
     K = np.repeat(split_heads(X @ W_k, n_kv_heads), group, axis=-3)
     V = np.repeat(split_heads(X @ W_v, n_kv_heads), group, axis=-3)
     if mask is not None:
-        mask = np.asarray(mask)
+        mask = as_bool_mask(mask, (*X.shape[:-2], T, T), "mask", target="the scores (..., T, T)")
         if mask.ndim >= 2:
             mask = mask[..., None, :, :]  # the same mask for every head
     heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)

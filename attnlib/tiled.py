@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import check_int, check_scale
-from .attention import check_qkv
+from .attention import check_qkv, scaled_scores
 
 
 def tiled_attention(
@@ -30,8 +30,9 @@ def tiled_attention(
     K : array_like, shape (..., T_k, d_k)
     V : array_like, shape (..., T_k, d_v)
     block_size : int, default 128
-        Rows per query block and per key block; at most one ``block_size x block_size`` score
-        tile (per batch element) exists at a time.
+        Rows per query block and per key block (>= 1). Scores exist only as
+        ``block_size x block_size`` tiles (per batch element), one tile at a time, never as the
+        full ``T_q x T_k`` matrix.
     causal : bool, default False
         Apply :func:`attnlib.causal_mask` (bottom-right aligned when ``T_k > T_q``); key blocks
         entirely in a query block's future are skipped, not computed.
@@ -41,8 +42,13 @@ def tiled_attention(
     Returns
     -------
     ndarray, shape (..., T_q, d_v)
-        Equal to ``scaled_dot_product_attention(Q, K, V, mask, scale)[0]`` (within 1e-12 in
-        float64).
+        Equal to ``scaled_dot_product_attention(Q, K, V, mask, scale)[0]`` with
+        ``mask = causal_mask(T_q, T_k) if causal else None`` (within 1e-12 in float64).
+
+    Notes
+    -----
+    Inputs are checked as in :func:`attnlib.scaled_dot_product_attention`: NaN or infinity in
+    Q, K or V raises ValueError; float32 stays float32; integers become float64.
     """
     Q, K, V = check_qkv(Q, K, V)
     block_size = check_int(block_size, "block_size")
@@ -51,7 +57,10 @@ def tiled_attention(
     s = check_scale(scale, Q.shape[-1])
     T_q, T_k = Q.shape[-2], K.shape[-2]
     if causal and T_k < T_q:
-        raise ValueError(f"causal attention needs T_k >= T_q; got T_q={T_q}, T_k={T_k}")
+        raise ValueError(
+            f"causal=True needs at least as many keys as queries; got T_q={T_q}, T_k={T_k}"
+            f" (Q shape {Q.shape}, K shape {K.shape})"
+        )
     offset = T_k - T_q
     dtype = np.result_type(Q, K, V)
     batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
@@ -65,18 +74,17 @@ def tiled_attention(
         k_end = min(T_k, rows[-1] + offset + 1) if causal else T_k
         for k0 in range(0, k_end, block_size):
             k_blk = K[..., k0 : k0 + block_size, :]
-            tile = (q_blk @ np.swapaxes(k_blk, -1, -2)) * np.asarray(s, dtype=dtype)
+            tile = scaled_scores(q_blk, k_blk, s)
             if causal:
                 cols = np.arange(k0, k0 + k_blk.shape[-2])
                 tile = np.where(cols[None, :] <= rows[:, None] + offset, tile, -np.inf)
+            # Key 0 is in every query's view, so after the first key block m_new is finite,
+            # exp(m - m_new) is 0 for the initial m = -inf, and l >= 1 at the end.
             m_new = np.maximum(m, tile.max(axis=-1, keepdims=True))
-            safe = np.where(np.isfinite(m_new), m_new, 0)
-            p = np.exp(tile - safe)
-            rescale = np.exp(m - safe)
+            p = np.exp(tile - m_new)
+            rescale = np.exp(m - m_new)
             l = rescale * l + p.sum(axis=-1, keepdims=True)
             acc = rescale * acc + p @ V[..., k0 : k0 + block_size, :]
             m = m_new
-        out[..., q0 : q0 + rows.size, :] = np.divide(
-            acc, l, out=np.zeros_like(acc), where=l > 0
-        )
+        out[..., q0 : q0 + rows.size, :] = acc / l
     return out
