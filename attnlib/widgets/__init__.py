@@ -1,0 +1,9 @@
+"""Live slider labs: each ``*_lab(...)`` returns an ipywidgets container to display in a cell.
+
+The shared machinery (a figure drawn once and updated in place, errors shown in the lab) is in
+:mod:`attnlib.widgets.live`; its docstring says how to write a new lab.
+"""
+
+from .saturation import saturation_lab
+
+__all__ = ["saturation_lab"]

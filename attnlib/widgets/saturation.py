@@ -1,0 +1,224 @@
+r"""The saturation lab: drag :math:`d_k` up and watch an unscaled softmax go one-hot.
+
+One query attends over ``T`` keys. Queries and keys are seeded standard-normal vectors of length
+1024; at a given :math:`d_k` the lab uses their first :math:`d_k` coordinates, so the raw scores
+:math:`q \cdot k_j` have standard deviation about :math:`\sqrt{d_k}`. The lab shows the softmax
+weights over the keys, their entropy and maximum, and the Frobenius norm of the softmax Jacobian
+:math:`p_i(\delta_{ij} - p_j)` (how much gradient reaches the scores), each against :math:`d_k`,
+with and without the :math:`1/\sqrt{d_k}` scale.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
+
+from .._validation import as_float_array, check_int
+from ..saturation import entropy, softmax_jacobian_norm
+from ..softmax import softmax
+from .live import Lab, slider_style
+
+__all__ = ["D_K_OPTIONS", "saturation_data", "saturation_lab", "saturation_state"]
+
+#: The d_k slider's positions: powers of two from 1 to 1024 (log steps).
+D_K_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(11))
+_MAX_D = D_K_OPTIONS[-1]
+
+
+def saturation_data(n_tokens: int = 8, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded queries and keys for the lab: standard-normal entries, 1024 coordinates each.
+
+    Parameters
+    ----------
+    n_tokens : int, default 8
+        Number of tokens T (queries and keys).
+    seed : int, default 0
+        Seed of ``np.random.default_rng``.
+
+    Returns
+    -------
+    queries, keys : ndarray, shape (T, 1024)
+    """
+    n_tokens = check_int(n_tokens, "n_tokens", minimum=2)
+    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
+    queries = rng.standard_normal((n_tokens, _MAX_D))
+    keys = rng.standard_normal((n_tokens, _MAX_D))
+    return queries, keys
+
+
+def saturation_state(
+    queries: ArrayLike, keys: ArrayLike, d_k: int, scaled: bool, query: int
+) -> dict[str, Any]:
+    r"""Everything the lab shows for one setting of its controls (a plain function, no widgets).
+
+    Parameters
+    ----------
+    queries : array_like, shape (T_q, D)
+    keys : array_like, shape (T_k, D)
+        Only the first ``d_k`` of the D coordinates are used.
+    d_k : int
+        Key dimension, 1 <= d_k <= D.
+    scaled : bool
+        Divide the scores by :math:`\sqrt{d_k}` before the softmax.
+    query : int
+        Row of ``queries`` that attends.
+
+    Returns
+    -------
+    dict
+        ``scores`` (T_k,), the scores fed to the softmax (scaled or not); ``weights`` (T_k,);
+        ``entropy`` and ``max_weight`` of the weights; ``jacobian_norm``, the Frobenius norm of
+        the softmax Jacobian at the weights; and ``curves``: for every d_k in ``D_K_OPTIONS``
+        up to D, the entropy and Jacobian norm scaled and unscaled (arrays of shape
+        (len(d_ks),) under keys ``d_ks``, ``entropy_scaled``, ``entropy_raw``, ``jacobian_scaled``,
+        ``jacobian_raw``).
+    """
+    q_all = as_float_array(queries, "queries", min_ndim=2)
+    k_all = as_float_array(keys, "keys", min_ndim=2)
+    if q_all.ndim != 2 or k_all.ndim != 2 or q_all.shape[1] != k_all.shape[1]:
+        raise ValueError(
+            f"queries and keys must be (T, D) matrices with the same D; got queries shape"
+            f" {q_all.shape} and keys shape {k_all.shape}"
+        )
+    d_k = check_int(d_k, "d_k", minimum=1)
+    if d_k > q_all.shape[1]:
+        raise ValueError(f"d_k={d_k} exceeds the {q_all.shape[1]} coordinates of queries/keys")
+    query = check_int(query, "query", minimum=0)
+    if query >= q_all.shape[0]:
+        raise ValueError(f"query={query} is out of range for {q_all.shape[0]} queries")
+    if not isinstance(scaled, (bool, np.bool_)):
+        raise TypeError(f"scaled must be True or False; got {scaled!r}")
+
+    d_ks = np.array([d for d in D_K_OPTIONS if d <= q_all.shape[1]])
+    # Running sums of q_m k_m give every prefix length's dot products at once: (T_k, D).
+    prefix = np.cumsum(q_all[query] * k_all, axis=1)
+    raw = prefix[:, d_ks - 1].T  # (len(d_ks), T_k): raw scores at each d_k
+    p_raw = softmax(raw)
+    p_scaled = softmax(raw / np.sqrt(d_ks)[:, None])
+
+    scores = prefix[:, d_k - 1] / (np.sqrt(d_k) if scaled else 1.0)
+    weights = softmax(scores)
+    return {
+        "scores": scores,
+        "weights": weights,
+        "entropy": float(entropy(weights)),
+        "max_weight": float(weights.max()),
+        "jacobian_norm": float(softmax_jacobian_norm(weights)),
+        "curves": {
+            "d_ks": d_ks,
+            "entropy_scaled": entropy(p_scaled),
+            "entropy_raw": entropy(p_raw),
+            "jacobian_scaled": softmax_jacobian_norm(p_scaled),
+            "jacobian_raw": softmax_jacobian_norm(p_raw),
+        },
+    }
+
+
+def _make_view(n_tokens: int):
+    def make_view(fig: Figure):
+        ax_w, ax_h, ax_j = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.1, 1, 1]})
+        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.17, top=0.80, wspace=0.32)
+        bars = ax_w.bar(range(n_tokens), np.full(n_tokens, 1 / n_tokens), color="tab:blue")
+        ax_w.set_ylim(0, 1.05)
+        ax_w.set_xticks(range(n_tokens))
+        ax_w.set_xlabel("key j")
+        ax_w.set_ylabel("weight $p_j$")
+        ax_w.set_title("softmax weights", fontsize=10)
+        readout = fig.text(0.01, 0.92, " ", fontsize=10, family="monospace", va="bottom")
+
+        view = {"bars": bars, "readout": readout}
+        animated = [*bars, readout]
+        panels = ((ax_h, "entropy", np.log(n_tokens), "entropy $H$ (nats)",
+                   f"uniform: ln {n_tokens}"),
+                  (ax_j, "jacobian", 0.5, r"$\|J\|_F$", None))
+        for ax, key, top, ylabel, ref_label in panels:
+            ax.set_xscale("log", base=2)
+            ax.set_xlim(0.8, _MAX_D * 1.25)
+            ax.set_ylim(-0.03 * top * 1.1, top * 1.1)
+            ax.set_xticks(D_K_OPTIONS[::2], [str(d) for d in D_K_OPTIONS[::2]])
+            ax.set_xlabel("$d_k$")
+            ax.set_title(ylabel, fontsize=10)
+            if ref_label:
+                ax.axhline(top, color="0.6", lw=0.8, ls=":")
+            (scaled_line,) = ax.plot([], [], "-o", ms=3, color="tab:blue", label="scaled")
+            (raw_line,) = ax.plot([], [], "--o", ms=3, color="tab:orange", label="unscaled")
+            (marker,) = ax.plot([], [], "o", ms=10, mfc="none", mec="black", mew=1.5)
+            view[key] = (scaled_line, raw_line, marker)
+            animated += [scaled_line, raw_line, marker]
+        ax_j.legend(loc="upper right", fontsize=8, frameon=False)
+        return view, animated
+
+    return make_view
+
+
+def _update_view(queries: np.ndarray, keys: np.ndarray):
+    def update_view(view: dict, *, d_k: int, scaled: bool, query: int) -> dict[str, Any]:
+        state = saturation_state(queries, keys, d_k, scaled, query)
+        top = int(np.argmax(state["weights"]))
+        for j, (bar, p) in enumerate(zip(view["bars"], state["weights"])):
+            bar.set_height(p)
+            bar.set_color("tab:red" if j == top else ("tab:blue" if scaled else "tab:orange"))
+        view["readout"].set_text(
+            f"d_k={d_k:<4d} {'scaled  ' if scaled else 'unscaled'}  query {query}:"
+            f"  max p = {state['max_weight']:.4f}   H = {state['entropy']:.3f} nats"
+            f"   ||J||_F = {state['jacobian_norm']:.2e}"
+        )
+        curves = state["curves"]
+        index = int(np.flatnonzero(curves["d_ks"] == d_k)[0]) if d_k in curves["d_ks"] else None
+        for key in ("entropy", "jacobian"):
+            scaled_line, raw_line, marker = view[key]
+            scaled_line.set_data(curves["d_ks"], curves[f"{key}_scaled"])
+            raw_line.set_data(curves["d_ks"], curves[f"{key}_raw"])
+            current = curves[f"{key}_{'scaled' if scaled else 'raw'}"]
+            marker.set_data([d_k], [current[index]] if index is not None else [np.nan])
+        return state
+
+    return update_view
+
+
+def saturation_lab(
+    d_k: int = 1, scaled: bool = False, query: int = 0, n_tokens: int = 8, seed: int = 0
+) -> Lab:
+    r"""A live lab: sliders for :math:`d_k` (1..1024, log steps), scaling on/off and the query.
+
+    Parameters
+    ----------
+    d_k : int, default 1
+        Starting key dimension; one of ``D_K_OPTIONS`` (powers of two up to 1024).
+    scaled : bool, default False
+        Start with the :math:`1/\sqrt{d_k}` scale on.
+    query : int, default 0
+        Starting query token, ``0 <= query < n_tokens``.
+    n_tokens : int, default 8
+        Number of tokens T.
+    seed : int, default 0
+        Seed of the queries and keys (see :func:`saturation_data`).
+
+    Returns
+    -------
+    Lab
+        An ``ipywidgets.VBox``: controls ``d_k`` (SelectionSlider), ``scaled`` (Checkbox) and
+        ``query`` (IntSlider) above the figure. ``lab.state`` holds the numbers shown (see
+        :func:`saturation_state`).
+    """
+    queries, keys = saturation_data(n_tokens, seed)
+    if d_k not in D_K_OPTIONS:
+        raise ValueError(f"d_k must be one of {D_K_OPTIONS}; got d_k={d_k!r}")
+    query = check_int(query, "query", minimum=0)
+    if query >= queries.shape[0]:
+        raise ValueError(f"query={query} is out of range for n_tokens={queries.shape[0]}")
+    controls = {
+        "d_k": widgets.SelectionSlider(options=D_K_OPTIONS, value=d_k, description="d_k",
+                                       continuous_update=True, style=slider_style()),
+        "scaled": widgets.Checkbox(value=bool(scaled), description="divide scores by √d_k",
+                                   style=slider_style()),
+        "query": widgets.IntSlider(value=query, min=0, max=queries.shape[0] - 1,
+                                   description="query token", style=slider_style()),
+    }
+    return Lab(controls, _make_view(queries.shape[0]), _update_view(queries, keys),
+               figsize=(9.6, 3.0), dpi=80,
+               title="Softmax saturation: drag d_k up, with and without the 1/√d_k scale")
