@@ -1,0 +1,371 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 — Masking: who may attend to whom
+#
+# Attention lets every token look at every other token. Often that is too much: a language model
+# that predicts the next word must not look at the next word, and a batch of sentences padded to
+# one length must not look at the padding. A **mask** says, for every (query, key) pair, whether
+# the query may attend to that key. This notebook builds masks by hand and shows where in the
+# formula they have to go.
+#
+# **Learning goals.** After this notebook you can
+#
+# 1. build a causal mask with `np.tril` and apply it as $-\infty$ *before* the softmax;
+# 2. explain, with numbers, why zeroing weights *after* the softmax is wrong (two reasons);
+# 3. build a padding mask from sequence lengths;
+# 4. say what happens to a query that may attend to nothing, why naive code gives NaN, and why
+#    `attnlib` returns zeros instead;
+# 5. build the causal mask for a KV cache, where there are more keys than queries.
+#
+# Source: seed text 003 ("causal masking: no peeking at the future"), whose "next steps" in 004
+# point here too.
+
+# %% [markdown]
+# ## Our sentence and its scores
+#
+# Seed 003 uses the sentence *"The animal crossed the road because it was tired"*. Its printed
+# weights come from `np.random.randn` without a seed, so nobody can reproduce them, including
+# us. We follow the same method with our own **seeded** numbers: random embeddings $X$ and
+# projections $W_Q, W_K, W_V$ ($d_{\text{model}} = 8$, $d_k = 4$ as in 003), with the projections
+# divided by $\sqrt{d_{\text{model}}}$ so that the scaled scores have a standard deviation near 1
+# (notebook 02 explains why that matters). The weights are random, not trained: do not read
+# meaning into *which* word "it" picks. The masks are the point.
+#
+# $$S = \frac{Q K^\top}{\sqrt{d_k}}, \qquad Q = X W_Q,\; K = X W_K,\; V = X W_V$$
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+np.set_printoptions(precision=4, suppress=True, linewidth=100)
+
+SEED = 6
+rng = np.random.default_rng(SEED)
+
+tokens = "The animal crossed the road because it was tired".split()
+T, d_model, d_k = len(tokens), 8, 4
+
+X = rng.normal(size=(T, d_model))
+W_Q = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
+W_K = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
+W_V = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
+Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+
+scores = Q @ K.T / np.sqrt(d_k)
+print("tokens:", tokens)
+print("scores S, shape", scores.shape, "(row = query, column = key):")
+print(scores)
+print(f"standard deviation of the scores: {scores.std():.4f}")
+
+# %% [markdown]
+# ## Causal masking: no peeking at the future
+#
+# When a language model reads "The animal crossed", it must predict "the" without having seen
+# it. So query $i$ may attend to keys $j \le i$ only. The mask is the lower triangle of a
+# $T \times T$ matrix of `True`s, and the forbidden scores are replaced by $-\infty$ **before**
+# the softmax:
+#
+# $$M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}, \qquad
+# A = \mathrm{softmax}(S + M), \qquad \text{output} = A V.$$
+#
+# Since $e^{-\infty} = 0$ exactly, a forbidden key contributes nothing to the numerator *or* the
+# denominator: the allowed keys share all of the weight among themselves.
+
+# %%
+causal = np.tril(np.ones((T, T), dtype=bool))     # True = may attend
+print(causal.astype(int))
+
+masked_scores = np.where(causal, scores, -np.inf)
+print("\nmasked scores, row 2 ('crossed'):", masked_scores[2])
+print("exp of -inf is exactly", np.exp(-np.inf))
+
+# %%
+def softmax_rows(s):
+    """Softmax of each row, with the row maximum subtracted first (notebook 05)."""
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+weights_causal = softmax_rows(masked_scores)
+output_causal = weights_causal @ V
+print("causal weights A:")
+print(weights_causal)
+print("row sums:", weights_causal.sum(axis=-1))
+
+# %% [markdown]
+# Row 0 ("The") has only itself to look at, so its weight on itself is exactly 1, as in 003.
+# Every row sums to 1, and everything above the diagonal is exactly 0. As a picture (the
+# attention map of 003, which its text mentions but does not show):
+
+# %%
+from attnlib.heatmap import attention_heatmap
+
+fig, (ax_full, ax_causal) = plt.subplots(1, 2, figsize=(13, 5.6))
+attention_heatmap(softmax_rows(scores), tokens, tokens, ax=ax_full,
+                  title="no mask: every token sees every token")
+attention_heatmap(weights_causal, tokens, tokens, ax=ax_causal,
+                  title="causal mask: only the past and itself")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Why before the softmax, not after
+#
+# A tempting shortcut: compute the ordinary softmax, then set the future weights to zero.
+# Seed 003 says why not: the rows would no longer sum to 1. Here are the sums:
+
+# %%
+weights_full = softmax_rows(scores)
+weights_zeroed_after = np.where(causal, weights_full, 0.0)
+print("row sums, zeroed after the softmax: ", weights_zeroed_after.sum(axis=-1))
+print("row sums, -inf before the softmax:  ", weights_causal.sum(axis=-1))
+
+# %% [markdown]
+# Each row's output $\sum_j a_{ij} v_j$ is then a weighted average shrunk by a different factor
+# per position, which is what 003 means by "scaled inconsistently". There is a second, worse
+# problem that 003 does not mention: **the future still leaks in**. The zeroed row was divided
+# by a denominator $\sum_j e^{s_{ij}}$ that includes the future keys. Change only the last
+# token ("tired") and watch the output at position 3 ("the"), which should not depend on it:
+
+# %%
+K_changed = K.copy()
+K_changed[-1] += 3.0                 # a different key for "tired" only
+scores_changed = Q @ K_changed.T / np.sqrt(d_k)
+
+def out_before(s):
+    return softmax_rows(np.where(causal, s, -np.inf)) @ V
+
+def out_after(s):
+    return np.where(causal, softmax_rows(s), 0.0) @ V
+
+i = 3
+print(f"output at position {i} ({tokens[i]!r}) when only {tokens[-1]!r} changes:")
+print("  -inf before softmax:", out_before(scores)[i], "->", out_before(scores_changed)[i])
+print("  zeroed after:       ", out_after(scores)[i], "->", out_after(scores_changed)[i])
+
+# %% [markdown]
+# Masking before the softmax makes position 3 blind to the future: its output is unchanged.
+# Zeroing afterwards lets a future token change the past, through the normaliser. (Zeroing and
+# then *renormalising* each row would give the right weights in exact arithmetic, but it does
+# the softmax work twice and can underflow to $0/0$ when a future score is much larger than the
+# allowed ones. Masking first is both simpler and safe.)
+
+# %% [markdown]
+# ### The same with `attnlib`
+#
+# `attnlib.causal_mask(T)` is the same lower triangle, and
+# `scaled_dot_product_attention(Q, K, V, mask=...)` applies it before its softmax, with the same
+# convention as PyTorch's boolean `attn_mask`: `True` = may attend.
+
+# %%
+from attnlib import causal_mask, padding_mask, scaled_dot_product_attention
+
+print("causal_mask(T) equals our np.tril mask:", np.array_equal(causal_mask(T), causal))
+ref_output, ref_weights = scaled_dot_product_attention(Q, K, V, mask=causal_mask(T))
+print("same weights:", np.allclose(ref_weights, weights_causal))
+print("same output: ", np.allclose(ref_output, output_causal))
+
+# %% [markdown]
+# ## Padding masks: hiding the filler
+#
+# To process sentences of different lengths in one batch, we pad them to a common length $T$
+# with filler tokens. Those filler keys must get no weight. The mask comes from the lengths
+# alone: key $j$ of sequence $b$ is real when $j < \text{length}_b$.
+#
+# $$\text{mask}_{b,j} = [\, j < \text{length}_b \,]$$
+#
+# Three sequences of lengths 9, 6 and 3, padded to $T = 9$ (we make the batch with the same
+# projections; the padded rows of $X$ are zeros):
+
+# %%
+lengths = np.array([9, 6, 3])
+B = len(lengths)
+
+key_is_real = np.arange(T)[None, :] < lengths[:, None]     # (B, T)
+print("key is real (1) or padding (0):")
+print(key_is_real.astype(int))
+
+X_batch = rng.normal(size=(B, T, d_model)) * key_is_real[:, :, None]   # padding rows = 0
+Q_b, K_b, V_b = X_batch @ W_Q, X_batch @ W_K, X_batch @ W_V
+scores_b = Q_b @ np.swapaxes(K_b, -1, -2) / np.sqrt(d_k)               # (B, T, T)
+
+pad = key_is_real[:, None, :]            # (B, 1, T): the same key mask for every query
+weights_b = softmax_rows(np.where(pad, scores_b, -np.inf))
+print("\nsequence 2 (length 3), weights:")
+print(weights_b[2])
+print("row sums:", weights_b[2].sum(axis=-1))
+
+# %% [markdown]
+# The middle axis of length 1 broadcasts over the queries: every query of sequence $b$ ignores
+# the same padded keys. The *padded queries* (rows 3 to 8 of sequence 2) still attend to the
+# three real keys (here with equal weights, because their padded embeddings are zero, so their
+# scores are all 0); their outputs are computed and then thrown away, because no loss or later
+# step reads them. `attnlib.padding_mask(lengths, T)` builds exactly this `(B, 1, T)` mask:
+
+# %%
+print("padding_mask(lengths, T).shape:", padding_mask(lengths, T).shape)
+print("equals our mask:", np.array_equal(padding_mask(lengths, T), pad))
+_, ref_weights_b = scaled_dot_product_attention(Q_b, K_b, V_b, mask=padding_mask(lengths, T))
+print("same weights as by hand:", np.allclose(ref_weights_b, weights_b))
+
+# %%
+fig, axes = plt.subplots(1, B, figsize=(15, 5.2))
+for b, ax in enumerate(axes):
+    attention_heatmap(weights_b[b], annotate=False, ax=ax,
+                      title=f"sequence {b}: length {lengths[b]}")
+    ax.axvline(lengths[b] - 0.5, color="crimson", lw=2)
+fig.suptitle("padding mask: keys right of the red line get weight 0", y=0.98)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## A query that may attend to nothing
+#
+# Some code masks padding on *both* sides: a pair $(i, j)$ is allowed only when the query $i$
+# and the key $j$ are both real. Then a padded query has no allowed key at all. Follow the
+# naive recipe on such a row:
+#
+# $$\text{all scores } -\infty \;\Rightarrow\; \max = -\infty \;\Rightarrow\;
+# s - \max = -\infty - (-\infty) = \text{NaN}.$$
+#
+# Even without the max subtraction it fails: $\sum_j e^{-\infty} = 0$, and $0/0$ is NaN.
+# (`np.errstate` silences numpy's warning here, so that we can look at the values.)
+
+# %%
+real = key_is_real[2]                            # sequence 2: length 3
+both_real = real[:, None] & real[None, :]        # (T, T): query AND key must be real
+print("row 5 of the mask (a padded query):", both_real[5].astype(int))
+
+with np.errstate(invalid="ignore"):
+    naive = softmax_rows(np.where(both_real, scores_b[2], -np.inf))
+    e = np.exp(np.where(both_real, scores_b[2], -np.inf))   # no max subtraction
+    no_shift = e / e.sum(axis=-1, keepdims=True)
+print("naive softmax, row 5:          ", naive[5])
+print("without the max shift, row 5:  ", no_shift[5])
+
+# %% [markdown]
+# A NaN does not stay in its row. The next layer mixes rows together, and a loss that "ignores"
+# the padded positions by multiplying them by 0 still ends up NaN, because $0 \times
+# \text{NaN} = \text{NaN}$:
+
+# %%
+print("0 * nan =", 0.0 * np.nan)
+print("a masked-out loss over rows [1.0, nan]:", np.sum(np.array([1.0, 0.0]) * [1.0, np.nan]))
+
+# %% [markdown]
+# `attnlib` returns **zeros** for a row with nothing allowed: zero weights and so a zero
+# output. That is FlashAttention's convention too: its kernel divides each row by its sum
+# unless the sum is 0, in which case it leaves the (all-zero) row alone. Zero is a safe value
+# rather than a meaningful one: a padded query's output is discarded anyway, and zero does not
+# poison the numbers around it. The real rows are untouched:
+
+# %%
+out_both, w_both = scaled_dot_product_attention(Q_b[2], K_b[2], V_b[2], mask=both_real)
+print("attnlib weights, row 5:", w_both[5])
+print("attnlib output,  row 5:", out_both[5])
+print("row sums:", w_both.sum(axis=-1))
+print("real rows 0-2 equal the key-padding result:", np.allclose(w_both[:3], weights_b[2, :3]))
+
+# %% [markdown]
+# ## Causal masks with a KV cache: more keys than queries
+#
+# When a model generates text, it has already computed the keys and values of the earlier
+# tokens and keeps them (the **KV cache**). For the newest tokens it computes only their
+# queries: $T_q$ new queries against $T_k \ge T_q$ keys. The new queries are the *last* $T_q$
+# positions, so query $i$ (counted among the new ones) may see keys
+# $j \le i + (T_k - T_q)$: the mask is the bottom $T_q$ rows of the full causal mask.
+#
+# Careful: `np.tril` of a $T_q \times T_k$ block is aligned to the *top left*, which is wrong
+# here; its `k` argument shifts the diagonal to where it belongs.
+
+# %%
+T_q, T_k = 2, T          # the last two tokens, "was" and "tired", against all nine keys
+
+wrong = np.tril(np.ones((T_q, T_k), dtype=bool))
+right = np.tril(np.ones((T_q, T_k), dtype=bool), k=T_k - T_q)
+print("np.tril, top-left aligned (wrong):\n", wrong.astype(int))
+print("np.tril with k = T_k - T_q (right):\n", right.astype(int))
+print("right equals the last T_q rows of the full mask:", np.array_equal(right, causal[-T_q:]))
+print("causal_mask(T_q, T_k) equals it too:",
+      np.array_equal(causal_mask(T_q, T_k), right))
+
+# %%
+blue = dict(annotate=False, cmap="Blues", vmin=0, vmax=1.5)   # allowed = blue, masked = white
+fig, (ax_a, ax_b, ax_c) = plt.subplots(1, 3, figsize=(15, 4.4), width_ratios=[1, 1, 1])
+attention_heatmap(causal.astype(float), tokens, tokens, ax=ax_a,
+                  title="full causal mask, T x T", **blue)
+ax_a.add_patch(plt.Rectangle((-0.5, T - T_q - 0.5), T, T_q, fill=False, ec="crimson", lw=3))
+attention_heatmap(wrong.astype(float), tokens[-T_q:], tokens, ax=ax_b,
+                  title="np.tril((T_q, T_k)): wrong", **blue)
+attention_heatmap(causal_mask(T_q, T_k).astype(float), tokens[-T_q:], tokens, ax=ax_c,
+                  title=f"causal_mask({T_q}, {T_k}): the red rows", **blue)
+for ax in (ax_a, ax_b, ax_c):
+    ax.set_aspect("equal")
+    plt.setp(ax.get_xticklabels(), rotation=60, ha="left", rotation_mode="anchor")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# And the point of the cache: the two new queries, with the cached keys and values and this
+# mask, give exactly the last two rows of full causal attention over all nine tokens.
+
+# %%
+out_cache, _ = scaled_dot_product_attention(Q[-T_q:], K, V, mask=causal_mask(T_q, T_k))
+print("cached-step output:\n", out_cache)
+print("equals the last rows of the full causal output:",
+      np.allclose(out_cache, output_causal[-T_q:]))
+
+# %% [markdown]
+# ## Check yourself
+#
+# 1. In the causal weights above, why is the first row exactly `[1, 0, ..., 0]` whatever the
+#    scores are?
+# 2. A colleague zeroes the future weights after the softmax and then divides each row by its
+#    new sum. Are the weights now right? Is anything still wrong with the method?
+# 3. In a batch with lengths `[9, 6, 3]` and a key padding mask, do any rows sum to 0? What if
+#    the mask also hides padded queries?
+#
+# <details>
+# <summary>Answers</summary>
+#
+# 1. Query 0 may attend to key 0 only. Its softmax has one finite term, $e^{s_{00}}/e^{s_{00}}
+#    = 1$, and every other term is $e^{-\infty} = 0$.
+# 2. In exact arithmetic, yes: renormalising the allowed entries of $\mathrm{softmax}(S)$ gives
+#    $e^{s_{ij}} / \sum_{j' \le i} e^{s_{ij'}}$, the masked softmax. But the full softmax was
+#    computed first, with the future scores in its maximum and sum: a large future score can
+#    underflow every allowed weight to 0 and the renormalisation becomes $0/0$. Masking before
+#    the softmax never looks at the future scores.
+# 3. With a key padding mask, no: every query still has at least one real key (each length is
+#    at least 1), so every row sums to 1, padded queries included. Masking padded queries too
+#    leaves them with no allowed key: naive code gives NaN rows, `attnlib` gives zero rows.
+#
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - A mask is a boolean matrix, `True` = this query may attend to this key. Apply it to the
+#   **scores**, as $-\infty$, **before** the softmax: forbidden keys then get weight exactly 0
+#   and the allowed ones share all of it.
+# - Zeroing weights after the softmax breaks the row sums and, worse, lets the future leak into
+#   the past through the softmax denominator.
+# - Causal mask: `np.tril(np.ones((T, T), bool))`. Padding mask: `arange(T) < lengths`, of
+#   shape `(B, 1, T)` to broadcast over queries.
+# - A row with no allowed key is $0/0$: NaN in naive code, zeros in `attnlib` and
+#   FlashAttention. Its output is discarded anyway; zeros keep NaN from spreading.
+# - With a KV cache ($T_k > T_q$) the causal mask is the bottom $T_q$ rows of the full one:
+#   `np.tril(..., k=T_k - T_q)` or `attnlib.causal_mask(T_q, T_k)`.
