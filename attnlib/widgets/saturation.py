@@ -134,7 +134,7 @@ def _make_view(n_tokens: int):
         animated = [*bars, readout]
         panels = ((ax_h, "entropy", np.log(n_tokens), "entropy $H$ (nats)",
                    f"uniform: ln {n_tokens}"),
-                  (ax_j, "jacobian", 0.5, r"$\|J\|_F$", None))
+                  (ax_j, "jacobian", 0.5, r"Jacobian norm $\|J\|_F$", None))
         for ax, key, top, ylabel, ref_label in panels:
             ax.set_xscale("log", base=2)
             ax.set_xlim(0.8, _MAX_D * 1.25)

@@ -1,0 +1,110 @@
+"""The saturation lab: its update function and its controls, without a browser."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+
+from attnlib import softmax
+from attnlib.saturation import entropy, softmax_jacobian_norm
+from attnlib.widgets import saturation_lab
+from attnlib.widgets.saturation import D_K_OPTIONS, saturation_data, saturation_state
+
+QUERIES, KEYS = saturation_data()
+
+
+def test_d_k_slider_steps_are_powers_of_two_from_1_to_1024() -> None:
+    assert D_K_OPTIONS == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def test_state_is_the_softmax_of_the_first_d_k_coordinates() -> None:
+    state = saturation_state(QUERIES, KEYS, d_k=64, scaled=True, query=3)
+    by_hand = softmax(KEYS[:, :64] @ QUERIES[3, :64] / 8.0)
+    assert np.allclose(state["weights"], by_hand)
+    assert state["entropy"] == pytest.approx(float(entropy(by_hand)))
+    assert state["max_weight"] == pytest.approx(by_hand.max())
+    assert state["jacobian_norm"] == pytest.approx(float(softmax_jacobian_norm(by_hand)))
+
+
+def test_curves_hold_every_slider_position_scaled_and_unscaled() -> None:
+    curves = saturation_state(QUERIES, KEYS, d_k=1, scaled=False, query=0)["curves"]
+    assert list(curves["d_ks"]) == list(D_K_OPTIONS)
+    raw_256 = softmax(KEYS[:, :256] @ QUERIES[0, :256])
+    assert curves["entropy_raw"][8] == pytest.approx(float(entropy(raw_256)))
+    assert curves["jacobian_scaled"][8] == pytest.approx(
+        float(softmax_jacobian_norm(softmax(KEYS[:, :256] @ QUERIES[0, :256] / 16))))
+
+
+def test_unscaled_large_d_k_goes_one_hot_and_the_gradient_vanishes() -> None:
+    # The median over all 8 queries: a single query can meet two nearly tied keys.
+    states = [saturation_state(QUERIES, KEYS, 1024, False, q) for q in range(8)]
+    assert np.median([s["max_weight"] for s in states]) > 0.999
+    assert np.median([s["jacobian_norm"] for s in states]) < 1e-3
+    assert np.median([s["entropy"] for s in states]) < 0.01
+
+
+def test_scaled_weights_and_gradient_stay_steady_across_d_k() -> None:
+    for q in range(8):
+        states = [saturation_state(QUERIES, KEYS, d, True, q) for d in D_K_OPTIONS]
+        assert min(s["entropy"] for s in states) > 0.3 * np.log(8)
+        assert min(s["jacobian_norm"] for s in states) > 0.15
+        assert max(s["max_weight"] for s in states) < 0.8
+
+
+def test_dragging_the_lab_unscaled_shows_saturation() -> None:
+    lab = saturation_lab()
+    start = lab.state
+    lab.controls["d_k"].value = 1024
+    assert lab.state["max_weight"] > 0.999 > start["max_weight"]
+    assert lab.state["jacobian_norm"] < 1e-3 < start["jacobian_norm"]
+    heights = [bar.get_height() for bar in lab.view["bars"]]
+    assert np.allclose(heights, lab.state["weights"])
+    assert "max p = 1.0000" in lab.view["readout"].get_text()
+
+
+def test_ticking_scaled_brings_the_weights_back() -> None:
+    lab = saturation_lab(d_k=1024)
+    lab.controls["scaled"].value = True
+    assert lab.state["max_weight"] < 0.8 and lab.state["jacobian_norm"] > 0.15
+    marker = lab.view["entropy"][2]
+    assert marker.get_xdata()[0] == 1024
+    assert marker.get_ydata()[0] == pytest.approx(lab.state["entropy"])
+
+
+def test_query_slider_changes_the_attending_query() -> None:
+    lab = saturation_lab(d_k=16, scaled=True)
+    lab.controls["query"].value = 5
+    by_hand = softmax(KEYS[:, :16] @ QUERIES[5, :16] / 4.0)
+    assert np.allclose(lab.state["weights"], by_hand)
+
+
+def test_every_control_is_described_and_nothing_failed() -> None:
+    lab = saturation_lab()
+    assert set(lab.controls) == {"d_k", "scaled", "query"}
+    assert all(c.description for c in lab.controls.values())
+    assert isinstance(lab, widgets.VBox) and lab.last_error is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"d_k": 0}, r"d_k must be >= 1; got d_k=0"),
+        ({"d_k": 2048}, r"d_k=2048 exceeds the 1024 coordinates"),
+        ({"query": 8}, r"query=8 is out of range for 8 queries"),
+    ],
+)
+def test_state_rejects_bad_settings(kwargs: dict, message: str) -> None:
+    settings = {"d_k": 4, "scaled": True, "query": 0} | kwargs
+    with pytest.raises(ValueError, match=message):
+        saturation_state(QUERIES, KEYS, **settings)
+
+
+def test_state_rejects_queries_and_keys_of_different_widths() -> None:
+    with pytest.raises(ValueError, match=r"queries shape \(8, 1024\) and keys shape \(8, 16\)"):
+        saturation_state(QUERIES, KEYS[:, :16], 4, True, 0)
+
+
+def test_lab_rejects_a_d_k_off_the_slider() -> None:
+    with pytest.raises(ValueError, match="d_k must be one of"):
+        saturation_lab(d_k=3)
