@@ -1,0 +1,418 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 "We scale to avoid overflow": a misconception
+#
+# Why is there a $1/\sqrt{d_k}$ in $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$? A common answer is
+# *"to keep `exp` from overflowing"*. The lesson this collection follows (seed 000) takes that
+# answer apart:
+#
+# > A frequent misreading is that dividing by $\sqrt{d_k}$ exists to keep the numbers going into
+# > exp() from overflowing. This does not survive a check of the actual numbers. float32 overflows
+# > around $e^{88.7} \approx 3.4 \times 10^{38}$; the code above already subtracts the row maximum
+# > before exponentiating [...] which [...] by itself makes overflow impossible regardless of how
+# > large or small the raw scores are, because the largest exponent computed is always $e^0 = 1$.
+# > [...] What max-subtraction does not touch is the spread between scores [...] it is why the fix
+# > has to be a variance-correcting scale factor applied before the exponential, not a bigger float
+# > type or a shift applied after it.
+#
+# This notebook checks every sentence of that argument with numbers.
+#
+# **Learning goals.** After this notebook you can
+# 1. compute where `exp` overflows in float32 and float64, and show the `inf` and the `NaN` that a
+#    naive softmax then returns;
+# 2. derive the shift invariance $\mathrm{softmax}(x + c) = \mathrm{softmax}(x)$ and explain why
+#    subtracting the maximum makes overflow impossible for any finite scores;
+# 3. tell the *size* of the scores (which overflows) from their *spread* (which saturates), and
+#    show that a wider float type leaves a saturated softmax, and its vanishing gradient, exactly
+#    as saturated as before.
+#
+# Prerequisites: notebook 02 ($\mathrm{Var}(q\cdot k) = d_k$) and notebook 04 (saturation).
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+import attnlib
+
+np.set_printoptions(precision=4, suppress=True)
+SEED = 5
+rng = np.random.default_rng(SEED)
+
+# %% [markdown]
+# ## 1. Where does `exp` overflow?
+#
+# A floating-point type has a largest finite number $M$. Since $e^x$ is increasing,
+#
+# $$e^x \le M \iff x \le \ln M ,$$
+#
+# so every type has a threshold $\ln M$ above which `np.exp` returns `inf`. We compute it rather
+# than trust a remembered number.
+
+# %%
+for dtype in (np.float32, np.float64):
+    M = np.finfo(dtype).max
+    print(f"{dtype.__name__}: largest number M = {M:.4e},  ln M = {np.log(M):.4f}")
+
+# %% [markdown]
+# Just below and just above the float32 threshold. Going past it makes numpy emit a
+# `RuntimeWarning: overflow encountered in exp`. **We silence that warning on purpose**, and only
+# inside the `with` block, because here we want to look at the *result* of the overflow (in your
+# own code, a warning like that is a bug report: read it).
+
+# %%
+x32 = np.array([88.72, 88.73], dtype=np.float32)
+x64 = np.array([709.78, 709.79], dtype=np.float64)
+with np.errstate(over="ignore"):
+    print("float32: exp", x32, "=", np.exp(x32))
+    print("float64: exp", x64, "=", np.exp(x64))
+
+# %% [markdown]
+# The seed's "$e^{88.7} \approx 3.4 \times 10^{38}$" rounds twice in the same direction: the float32
+# maximum $3.40 \times 10^{38}$ is $e^{88.72}$, while $e^{88.7}$ itself is a little smaller. Not
+# a mistake that matters for the argument, but here are both numbers:
+
+# %%
+print(f"e^88.7     = {np.exp(88.7):.4e}")
+print(f"float32 max = {np.finfo(np.float32).max:.4e} = e^{np.log(np.finfo(np.float32).max):.4f}")
+
+# %% [markdown]
+# ## 2. The naive softmax turns overflow into NaN
+#
+# Softmax written straight from its definition,
+#
+# $$\mathrm{softmax}(x)_i = \frac{e^{x_i}}{\sum_j e^{x_j}},$$
+#
+# breaks for large scores: the numerator and the denominator both overflow to `inf`, and
+# $\infty / \infty$ is `NaN` ("not a number"). Very negative scores break it the other way:
+# every $e^{x_j}$ underflows to $0$, and $0/0$ is `NaN` too. Again we silence numpy's warnings
+# (`over` for the overflow, `invalid` for the NaN) to see what comes out.
+
+# %%
+def naive_softmax(x):
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+big = np.array([1000.0, 1010.0, 1020.0], dtype=np.float32)
+with np.errstate(over="ignore", invalid="ignore"):
+    print("exp(big)                =", np.exp(big))
+    print("naive_softmax(big)      =", naive_softmax(big))
+    print("naive_softmax(big - 2000) =", naive_softmax(big - 2000))  # exp underflows: 0/0
+    print("in float64 too          =", naive_softmax(big.astype(np.float64)))
+
+# %% [markdown]
+# So overflow is real: 1000 is far past both thresholds. Notice, though, what made it happen:
+# the **size** of the scores, not how different they are from each other.
+
+# %% [markdown]
+# ## 3. Max-subtraction removes overflow for any scores
+#
+# Add the same constant $c$ to every score. The factor $e^{c}$ appears in the numerator and in
+# every term of the denominator, and cancels:
+#
+# $$\mathrm{softmax}(x + c)_i
+#   = \frac{e^{x_i + c}}{\sum_j e^{x_j + c}}
+#   = \frac{e^{c}\, e^{x_i}}{e^{c} \sum_j e^{x_j}}
+#   = \mathrm{softmax}(x)_i .$$
+#
+# Softmax is **shift invariant**: it only sees the differences $x_i - x_j$. Choose
+# $c = -\max_j x_j$. Then every exponent is $x_i - \max_j x_j \le 0$, so every term lies in
+# $(0, 1]$, the largest term is exactly $e^0 = 1$, and the denominator lies in $[1, n]$. Nothing
+# can overflow, and the denominator can never be $0$: both NaNs of section 2 are gone, for every
+# finite $x$ and every float type.
+
+# %%
+def stable_softmax(x):
+    shifted = x - x.max(axis=-1, keepdims=True)   # largest exponent is now 0
+    e = np.exp(shifted)                            # every entry in (0, 1]
+    return e / e.sum(axis=-1, keepdims=True)       # denominator in [1, n]
+
+
+small = np.array([0.0, 10.0, 20.0], dtype=np.float32)
+print("stable_softmax(big)        =", stable_softmax(big))
+print("stable_softmax(big - 2000) =", stable_softmax(big - 2000))
+print("stable_softmax(small)      =", stable_softmax(small))
+print("attnlib.softmax(big)       =", attnlib.softmax(big))
+
+# %% [markdown]
+# Shift invariance, numerically: add random constants, large and small, to a random score vector
+# and compare with `attnlib.softmax` (which subtracts the maximum, exactly as above) on the
+# unshifted scores. The differences are rounding error.
+
+# %%
+x = rng.normal(size=6)
+reference = attnlib.softmax(x)
+for c in rng.uniform(-1e4, 1e4, size=4):
+    diff = np.abs(stable_softmax(x + c) - reference).max()
+    print(f"c = {c:10.2f}: max |softmax(x + c) - softmax(x)| = {diff:.1e}")
+
+# %% [markdown]
+# **Checkpoint.** `[1000, 1010, 1020]` and `[0, 10, 20]` have very different sizes and exactly
+# the same weights. If preventing overflow were the job of $1/\sqrt{d_k}$, max-subtraction would
+# already have done that job, and the scale would be redundant. It is not redundant, so it must
+# do something else.
+
+# %% [markdown]
+# ## 4. The spread is what saturates
+#
+# Look again at `softmax([0, 10, 20])`: $[0.0000, 0.0000, 1.0000]$ to four decimals. Nothing
+# overflowed, yet the weights are almost one-hot. Softmax depends only on the differences between
+# scores, and a difference of $10$ means a ratio of weights of $e^{10}$. Max-subtraction is a shift
+# and leaves every difference where it was. Dividing by a number is a *rescaling*: it shrinks
+# every difference, and that is what changes the weights.
+
+# %%
+spread_demo = np.array([0.0, 10.0, 20.0])
+print(f"e^10 = {np.exp(10):,.0f}: the weight ratio between neighbours")
+for divisor in (1, 2, 4, 8, 16):
+    print(f"softmax([0, 10, 20] / {divisor:2d}) =", attnlib.softmax(spread_demo / divisor))
+
+# %% [markdown]
+# Now real attention scores. Notebook 02 derived $\mathrm{Var}(q \cdot k) = d_k$ for
+# unit-variance entries, so at $d_k = 1024$ a raw score has standard deviation
+# $\sqrt{1024} = 32$. One query against eight keys:
+
+# %%
+d_k, T = 1024, 8
+q = rng.standard_normal(d_k)
+K = rng.standard_normal((T, d_k))
+
+raw = K @ q                      # raw scores, one per key
+scaled = raw / np.sqrt(d_k)      # what attention actually uses
+top2 = np.sort(raw)[-2:]
+
+print("raw scores    :", raw)
+print("scaled scores :", scaled)
+print(f"spread (standard deviation) of this row: {raw.std():.2f} raw, {scaled.std():.2f} scaled")
+print(f"largest raw score {raw.max():.1f}; float32 overflow threshold ln M = "
+      f"{np.log(np.finfo(np.float32).max):.2f}")
+print(f"top score - runner-up: {top2[1] - top2[0]:.2f} raw, "
+      f"{(top2[1] - top2[0]) / np.sqrt(d_k):.2f} scaled")
+print("softmax(raw)    =", attnlib.softmax(raw))
+print("softmax(scaled) =", attnlib.softmax(scaled))
+
+# %% [markdown]
+# Every number is finite (the largest score is not even near the overflow threshold, and with
+# max-subtraction it would not matter if it were), and still the raw distribution is one-hot to
+# four decimals. The scaled scores have a spread near $1$ and give a distribution in which every
+# key keeps some weight.
+#
+# How typical is this one row? Seed 000 says that with standard deviation 32 "it is routine for
+# the top score and the runner-up to differ by 20–40". A Monte Carlo check over 20,000 rows of
+# scores drawn with standard deviation 32, for a few sequence lengths $T$:
+
+# %%
+for n_keys in (4, 8, 64):
+    rows = rng.normal(scale=32.0, size=(20_000, n_keys))
+    ordered = np.sort(rows, axis=-1)
+    gap = ordered[:, -1] - ordered[:, -2]
+    top_weight = attnlib.softmax(rows).max(axis=-1)
+    print(f"T = {n_keys:2d}: median gap {np.median(gap):5.1f}, "
+          f"gap in [20, 40] in {np.mean((gap >= 20) & (gap <= 40)):.0%} of rows, "
+          f"gap >= 10 in {np.mean(gap >= 10):.0%}; median top weight {np.median(top_weight):.4f}")
+
+# %% [markdown]
+# The seed's range is on the high side: a gap of 20–40 happens in between a sixth and a third of
+# the rows, and the typical gap *shrinks* as $T$ grows (more keys crowd the top). Our row above,
+# with a gap of 28.5, is one of the wider ones for $T = 8$. The seed's conclusion holds anyway: a
+# gap of 10 already means a weight ratio of $e^{10} \approx 22{,}000$, and the median row puts
+# 0.9999 or more of its weight on a single key, even with 64 keys to choose from.
+
+# %% [markdown]
+# ## 5. A wider float type fixes nothing
+#
+# If the problem were numerical, more bits would help. Compute the same raw scores in float32,
+# float64 and `np.longdouble` (80-bit extended precision on x86-64 Linux; on some platforms it is
+# just float64). How fine-grained each type is:
+
+# %%
+dtypes = (np.float32, np.float64, np.longdouble)
+DTYPE_NAMES = {np.float32: "float32", np.float64: "float64", np.longdouble: "longdouble"}
+for dtype in dtypes:
+    print(f"{DTYPE_NAMES[dtype]:>10}: machine epsilon {np.finfo(dtype).eps:.3e}")
+
+# %% [markdown]
+# Learning happens through the gradient. Seed 000 (question 5) names it: the Jacobian of softmax,
+#
+# $$\frac{\partial p_i}{\partial x_j} = p_i(\delta_{ij} - p_j),
+#   \qquad J = \mathrm{diag}(p) - p\,p^\top .$$
+#
+# When $p$ is one-hot every entry is $\approx 0$: no signal reaches any score, so the network
+# cannot learn to move its attention. We compute $J$ by hand in each type, check it against
+# `attnlib.softmax_jacobian`, and print its largest entry.
+
+# %%
+def jacobian(p):
+    return np.diag(p) - np.outer(p, p)     # J_ij = p_i (delta_ij - p_j)
+
+
+for name, scores in (("raw   ", raw), ("scaled", scaled)):
+    for dtype in dtypes:
+        p = stable_softmax(scores.astype(dtype))
+        J = jacobian(p)
+        assert np.allclose(J, attnlib.softmax_jacobian(p)) and J.dtype == dtype
+        print(f"{name} {DTYPE_NAMES[dtype]:>10}: p = {p}  1 - max p = {1 - p.max():.3e}"
+              f"  max|J| = {np.abs(J).max():.3e}")
+
+# %% [markdown]
+# Read the two blocks row by row.
+#
+# * **Raw scores:** the weights are one-hot in all three types, and the largest gradient entry is
+#   about $4 \times 10^{-13}$ in all three. The wider types compute that tiny number a little more
+#   accurately: float32 rounds $p_{\max}$ to exactly $1$ (its $1 - \max p$ is $0$), so its
+#   diagonal entry $p_{\max}(1 - p_{\max})$ vanishes and its largest entry is the off-diagonal
+#   $p_{\max}\,p_{\text{runner-up}}$; float64 and longdouble resolve $1 - p_{\max}$ and agree to
+#   every printed digit. A more accurate near-zero is still near zero for learning.
+# * **Scaled scores:** a healthy distribution and gradient entries of order $0.1$, identical in
+#   every type to the printed digits.
+#
+# Bits buy *precision*. Saturation is not a precision problem: the exact, infinitely precise
+# softmax of the raw scores is itself one-hot to twelve decimals. Only changing the spread, the
+# $1/\sqrt{d_k}$, changes that.
+
+# %% [markdown]
+# ## 6. The picture: saturation comes long before overflow
+#
+# Take one score vector $z$ with mean 0 and spread (standard deviation) 1, our eight scaled scores
+# standardised, and feed $s \cdot z$ to softmax for spreads $s$ from $0.5$ to $200$. Unit-variance
+# queries and keys give raw scores with spread $s = \sqrt{d_k}$ (top axis); scaling brings the
+# spread back to $1$ for every $d_k$. We track the largest weight and the largest Jacobian entry in
+# float32, float64 and longdouble, and the naive float32 softmax, which returns NaN once
+# $s \cdot \max_i z_i$ passes $88.72$.
+
+# %%
+z = (scaled - scaled.mean()) / scaled.std()
+spreads = np.geomspace(0.5, 200, 240)
+
+max_weight, max_jac = {}, {}
+for dtype in dtypes:
+    P = stable_softmax((spreads[:, None] * z).astype(dtype))            # (240, T)
+    max_weight[dtype] = P.max(axis=-1).astype(np.float64)
+    max_jac[dtype] = np.array([np.abs(jacobian(p)).max() for p in P], dtype=np.float64)
+
+with np.errstate(over="ignore", invalid="ignore"):
+    naive32 = naive_softmax((spreads[:, None] * z).astype(np.float32)).max(axis=-1)
+overflow_spread = np.log(np.finfo(np.float32).max) / z.max()
+
+print(f"largest standardised score max z = {z.max():.4f}")
+print(f"naive float32 softmax overflows for spread > 88.72 / {z.max():.4f} = {overflow_spread:.2f}")
+print(f"first spread with a NaN in the naive float32 curve: {spreads[np.isnan(naive32)][0]:.2f}")
+print(f"first spread where float32's largest |J| underflows to exactly 0: "
+      f"{spreads[max_jac[np.float32] == 0][0]:.2f}")
+for s in (1, 8, 32):
+    i = np.argmin(np.abs(spreads - s))
+    print(f"spread {spreads[i]:5.2f}: max weight {max_weight[np.float64][i]:.4f}, "
+          f"max|J| {max_jac[np.float64][i]:.3e} (float64), {max_jac[np.float32][i]:.3e} (float32)")
+
+# %%
+styles = {np.float32: dict(lw=6, alpha=0.35, color="C0"),
+          np.float64: dict(lw=2, color="C1"),
+          np.longdouble: dict(lw=1, ls=(0, (4, 3)), color="k")}
+fig, (ax_w, ax_j) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+for dtype, style in styles.items():
+    label = DTYPE_NAMES[dtype] + ", max-subtraction"
+    ax_w.plot(spreads, max_weight[dtype], label=label, **style)
+    positive = np.where(max_jac[dtype] > 0, max_jac[dtype], np.nan)   # log axis: hide exact 0
+    ax_j.plot(spreads, positive, label=label, **style)
+ax_w.plot(spreads, naive32, color="C3", ls="none", marker="x", markersize=4, markevery=6,
+          zorder=5, label="float32, naive (NaN: not drawn)")
+
+for ax in (ax_w, ax_j):
+    ax.set_xscale("log")
+    ax.set_xlabel("spread of the scores (standard deviation)")
+    ax.axvspan(overflow_spread, spreads[-1], color="C3", alpha=0.12, lw=0)
+    for s, text in ((1, "scaled\n(any $d_k$)"), (8, "raw\n$d_k$=64"), (32, "raw\n$d_k$=1024")):
+        ax.axvline(s, color="0.5", lw=0.8)
+        ax.annotate(text, (s, 0.02), xycoords=("data", "axes fraction"), fontsize=8,
+                    xytext=(3, 0), textcoords="offset points")
+    top = ax.secondary_xaxis("top", functions=(np.square, np.sqrt))
+    top.set_xlabel("$d_k$ whose raw scores have this spread")
+ax_w.annotate("naive float32\noverflows here", (overflow_spread, 0.75),
+              xycoords=("data", "axes fraction"), xytext=(4, 0), textcoords="offset points",
+              fontsize=8, color="C3")
+ax_w.set_ylabel("largest weight")
+ax_w.set_ylim(0, 1.05)
+ax_w.legend(loc="center right", bbox_to_anchor=(1, 0.42), fontsize=8)
+ax_j.set_yscale("log")
+ax_j.set_ylabel(r"largest $|J_{ij}| = |p_i(\delta_{ij} - p_j)|$")
+ax_j.annotate("same three float types,\nsame line styles as on the left", (0.03, 0.25),
+              xycoords="axes fraction", fontsize=8)
+fig.suptitle("Saturation depends on the spread of the scores; the float type does not matter")
+plt.show()
+
+# %% [markdown]
+# The three float types draw one curve (the wide pale band is float32, the other two lie on it).
+# The largest weight passes 0.99 and the gradient falls by orders of magnitude at spreads around
+# 8 to 32, the spreads of raw scores at ordinary head sizes. The naive float32 softmax (crosses)
+# fails only in the shaded band on the right, at a spread several times larger still, and
+# max-subtraction removes even that failure. The float32 gradient curve ends a little further
+# right, where its small weights underflow to exactly 0; float64 carries on down to numbers like
+# $10^{-70}$. Both are zero as far as learning is concerned. The scale $1/\sqrt{d_k}$ moves every $d_k$ to the line marked
+# "scaled", where the weights are spread out and the gradient is large.
+
+# %% [markdown]
+# ## Check yourself
+#
+# **1.** A colleague trains with $d_k = 1024$ and no scaling, sees attention gradients of about
+# $10^{-13}$, and switches to float64 "to fix the vanishing gradient". What happens, and why?
+#
+# <details><summary>Answer</summary>
+#
+# Nothing changes. Section 5 printed one-hot weights and a largest Jacobian entry near
+# $4 \times 10^{-13}$ in float32, float64 and longdouble alike. The gradient is tiny because the exact softmax of
+# scores with spread $\approx 32$ is one-hot: $p_i(\delta_{ij} - p_j) \approx 0$ whenever every
+# $p$ is $0$ or $1$. A wider type only represents that tiny number more accurately. The fix is to
+# reduce the spread: divide the scores by $\sqrt{d_k}$.
+# </details>
+#
+# **2.** In float32, does the naive softmax of `[500, 501, 502]` overflow? Does the
+# max-subtracted softmax of the same scores saturate?
+#
+# <details><summary>Answer</summary>
+#
+# It overflows: $502 > \ln M = 88.72$, so every $e^{x_i}$ is `inf` and the result is NaN. It does
+# not saturate: shifted by $-502$ the scores are $[-2, -1, 0]$, so the weights equal
+# `softmax([0, 1, 2])` $\approx [0.09, 0.24, 0.67]$ (the seed-003 example $[1, 2, 3]$, shifted).
+# Large size with a small spread: an overflow problem (solved by the shift), not a saturation
+# problem.
+# </details>
+#
+# **3.** Why can subtracting the maximum never cure saturation, while dividing by $\sqrt{d_k}$ can?
+#
+# <details><summary>Answer</summary>
+#
+# Softmax depends only on the differences $x_i - x_j$ (shift invariance). Subtracting the maximum
+# is a shift, so it leaves every difference, and hence every weight and every gradient, unchanged.
+# Dividing by $\sqrt{d_k}$ multiplies every difference by $1/\sqrt{d_k}$; since the differences
+# grow like $\sqrt{d_k}$ (notebook 02), it brings their spread back to about 1.
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# * `exp` overflows past $\ln M$: $88.72$ in float32 and $709.78$ in float64; the naive softmax
+#   then returns $\infty/\infty = $ NaN (and $0/0 = $ NaN for very negative scores).
+# * Softmax is shift invariant, $\mathrm{softmax}(x + c) = \mathrm{softmax}(x)$. Subtracting the
+#   maximum makes the largest exponent $e^0 = 1$ and the denominator at least 1, so overflow is
+#   impossible for any finite scores. Every real softmax, `attnlib.softmax` included, does this.
+# * What saturates softmax is the **spread** of the scores, which a shift cannot change. Raw
+#   scores at $d_k = 1024$ (spread $\approx 32$) give one-hot weights and a gradient near
+#   $10^{-13}$ with no overflow anywhere; float32, float64 and longdouble agree.
+# * So $1/\sqrt{d_k}$ is not an overflow guard. It is a variance correction that keeps the spread
+#   near 1, so that softmax stays soft and its gradient $p_i(\delta_{ij} - p_j)$ stays alive.
+#
+# Next: **06 Masking**, where $-\infty$ scores are put into softmax on purpose.
