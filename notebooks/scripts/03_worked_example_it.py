@@ -312,6 +312,7 @@ print("softmax(raw)   =", show(w_raw_late))
 print("softmax(scaled)=", show(w_scaled_late))
 print("output(raw weights)    =", show(w_raw_late @ V))
 print("output(scaled weights) =", show(w_scaled_late @ V))
+print("  (4-decimal weights @ V =", show(np.round(w_scaled_late, 4) @ V) + ")")
 print("agrees with attnlib row 2:", np.allclose(w_scaled_late, ref_weights[late]),
       np.allclose(w_scaled_late @ V, ref_output[late]))
 
@@ -357,9 +358,11 @@ print("late weights == it weights with Order/was swapped:",
 # = w_\text{it}.$$
 #
 # Let us test it with 10,000 random queries. Not approximately: the two scores are computed from
-# identical numbers by identical operations, so even in floating point they are bit-for-bit
-# equal, and the difference should be exactly zero. Keys that differ (Order and was) give
-# weights that differ.
+# identical numbers by identical operations, so even in floating point they come out
+# bit-for-bit equal and the difference is exactly zero. (Mathematics guarantees equality; a
+# matrix-multiply library that summed the two columns in different orders could in principle
+# differ in the last bit, which is why "exactly" is worth checking.) Keys that differ (Order
+# and was) give weights that differ.
 
 # %%
 rng = np.random.default_rng(2024)
@@ -410,16 +413,19 @@ print("text's weights @ V:  ", "[" + ", ".join(show(r, "{:.6f}") for r in A_text
 A_rounded = np.round(A, 6)                  # rounded properly to six decimals
 print("rounded weights:     ", show(A_rounded[0], "{:.6f}"))
 print("rounded weights @ V: ", "[" + ", ".join(show(r, "{:.6f}") for r in A_rounded @ V2) + "]")
+print(f"the text's products: 3 x 0.119202 = {3 * 0.119202:.6f},"
+      f" 2 x 0.119202 = {2 * 0.119202:.6f}, 3 x 0.880797 = {3 * 0.880797:.6f}")
 
 # %% [markdown]
 # What happened: $A_{01} = 1/(1+e^2) = 0.1192029\ldots$. The text wrote it as $0.119202$, which
-# is the digits *cut off* (0.119203 would be the rounded value), and then multiplied with that
-# short number. The error in the weight, about $10^{-6}$, is multiplied by the values (up to 3),
+# is the digits *cut off* (0.119203 would be the rounded value), and then, although it says
+# "full precision used in next step", multiplied with that short number. The error in the weight, about $10^{-6}$, is multiplied by the values (up to 3),
 # so the sixth decimal of the output is wrong: with the text's weights the output is
 # $1.238403$ and $0.238404$ instead of $1.238406$ and $0.238406$. (The text's own intermediate
-# products $0.357607$ and $0.238405$ are a digit off from $3 \times 0.119202 = 0.357606$ and
-# $2 \times 0.119202 = 0.238404$ too, so its $1.238404$ and $0.238405$ sit between the two
-# computations above; the cause is the same.) The four-decimal result $[[1.2384, 1.7616],
+# products $0.357607$, $0.238405$ and $2.642392$ are each a digit off from the products of its
+# own six-decimal weights, printed in the last line above, so its $1.238404$ and $0.238405$ sit
+# between the exact and the cut-off computations; either way, the digits were lost by
+# shortening the weights before multiplying.) The four-decimal result $[[1.2384, 1.7616],
 # [2.7616, 0.2384]]$ is right either way.
 #
 # **The rule:** keep full precision in every intermediate step (numpy does this for you), and
@@ -492,7 +498,7 @@ for label, divisor in (("sqrt(4) = 2 (as stated)", 2.0),
 # 1. Equal, as for every query: $K_\text{late} = K_\text{it}$. If $K_\text{late}$ became
 #    $[1,1,1,0]$, $q_\text{it}\cdot K_\text{late}$ would drop from 4 to $1+0+2+0 = 3$, so the
 #    scores would be $[5, 3, 3, 4]$ and "late" would now tie with "was" instead of "it".
-#    Check: `K2 = K.copy(); K2[2] = [1, 1, 1, 0]; softmax(K2 @ q_it / 2)`.
+#    Check: `K_new = K.copy(); K_new[2] = [1, 1, 1, 0]; softmax(K_new @ q_it / 2)`.
 # 2. The scores double: scaled $[5, 3, 4, 4]$, exactly the raw scores above. So the weights
 #    become the raw weights, $[0.5344, 0.0723, 0.1966, 0.1966]$: more concentrated. The scale
 #    cancels the growth that comes from $d_k$, not growth in the size of the queries.
