@@ -29,8 +29,8 @@
 #
 # **Learning goals.** After this notebook you can
 #
-# 1. compute $Q = XW_Q$, $K = XW_K$, $V = XW_V$ and one row of $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$
-#    by hand, and say what every number means;
+# 1. compute $Q = XW_Q$, $K = XW_K$, $V = XW_V$ and one row of
+#    $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$ by hand, and say what every number means;
 # 2. explain what the $1/\sqrt{d_k}$ scale does to the weights even at $d_k = 4$;
 # 3. prove that two tokens with equal keys always receive equal weight, for every query;
 # 4. carry full precision through a calculation and round once, at the end, and recognise the
@@ -354,7 +354,8 @@ print("late weights == it weights with Order/was swapped:",
 # The part of the answer that *is* guaranteed: since $k_\text{late} = k_\text{it}$,
 #
 # $$q \cdot k_\text{late} = q \cdot k_\text{it} \;\text{for every } q
-# \quad\Rightarrow\quad w_\text{late} = \frac{e^{q\cdot k_\text{late}/\sqrt{d_k}}}{\sum_l e^{q\cdot k_l/\sqrt{d_k}}}
+# \quad\Rightarrow\quad
+# w_\text{late} = \frac{e^{q\cdot k_\text{late}/\sqrt{d_k}}}{\sum_l e^{q\cdot k_l/\sqrt{d_k}}}
 # = w_\text{it}.$$
 #
 # Let us test it with 10,000 random queries. Not approximately: the two scores are computed from
@@ -419,10 +420,11 @@ print(f"the text's products: 3 x 0.119202 = {3 * 0.119202:.6f},"
 # %% [markdown]
 # What happened: $A_{01} = 1/(1+e^2) = 0.1192029\ldots$. The text wrote it as $0.119202$, which
 # is the digits *cut off* (0.119203 would be the rounded value), and then, although it says
-# "full precision used in next step", multiplied with that short number. The error in the weight, about $10^{-6}$, is multiplied by the values (up to 3),
+# "full precision used in next step", multiplied with that short number. The error in the
+# weight, about $10^{-6}$, is multiplied by the values (up to 3),
 # so the sixth decimal of the output is wrong: with the text's weights the output is
 # $1.238403$ and $0.238404$ instead of $1.238406$ and $0.238406$. (The text's own intermediate
-# products $0.357607$, $0.238405$ and $2.642392$ are each a digit off from the products of its
+# products $0.357607$, $0.238405$ and $2.642392$ each differ by one in the sixth decimal from the products of its
 # own six-decimal weights, printed in the last line above, so its $1.238404$ and $0.238405$ sit
 # between the exact and the cut-off computations; either way, the digits were lost by
 # shortening the weights before multiplying.) The four-decimal result $[[1.2384, 1.7616],
@@ -444,7 +446,8 @@ print(f"sqrt(d_k) = {np.sqrt(d_k_ex1):g};  scaled score = {dot:g} / {np.sqrt(d_k
 print(f"exp({dot:g}) = {np.exp(dot):,.2f}")
 print(f"exp({scaled_ex1:g})  = {np.exp(scaled_ex1):.3f}")
 print(f"the scale shrinks the score by a factor {dot / scaled_ex1:g},"
-      f" but exp(score) by a factor {np.exp(dot) / np.exp(scaled_ex1):,.0f} = e^{dot - scaled_ex1:g}")
+      f" but exp(score) by a factor {np.exp(dot) / np.exp(scaled_ex1):,.0f}"
+      f" = e^{dot - scaled_ex1:g}")
 
 # %% [markdown]
 # The text's $\exp(16) \approx 8{,}886{,}110$ and $\exp(2) \approx 7.389$ check out. One
