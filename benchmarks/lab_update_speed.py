@@ -1,0 +1,144 @@
+"""How fast does each live lab follow its controls?  Prints median milliseconds per update.
+
+    python benchmarks/lab_update_speed.py [--repeats N]
+
+Every ``*_lab`` function in ``attnlib.widgets`` (its ``__all__`` and every submodule, so a new lab
+is measured as soon as its module exists) is built once; then each of its controls is moved
+through its values programmatically, as a student dragging a slider would. One update is the
+control's callback plus the canvas draw plus encoding the PNG that goes to the browser.
+
+Ways compared, per lab:
+
+* ``blit, png 1``: what the labs ship: restore the cached background, draw only the changed
+  artists, PNG at zlib level 1;
+* ``blit, png 6``: the same with matplotlib's default PNG compression;
+* ``full, png 1``: redraw the whole figure in place every update;
+* ``naive``: rebuild the figure from scratch and ``savefig(bbox_inches="tight")``, what
+  ``interact`` with the inline backend does on every change.
+
+Must: under 50 ms median per update and at least 3x faster than naive. Aim: 16 ms (60 Hz).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import pkgutil
+import statistics
+import time
+from collections.abc import Callable, Iterator
+
+import ipywidgets as widgets
+
+import attnlib.widgets
+import attnlib.widgets.live as live
+
+
+def discover_labs() -> dict[str, Callable]:
+    """Every public ``*_lab`` function of attnlib.widgets and its submodules, by name."""
+    labs = {name: getattr(attnlib.widgets, name) for name in attnlib.widgets.__all__
+            if name.endswith("_lab")}
+    for info in pkgutil.iter_modules(attnlib.widgets.__path__):
+        module = importlib.import_module(f"attnlib.widgets.{info.name}")
+        for name, obj in inspect.getmembers(module, inspect.isfunction):
+            if name.endswith("_lab") and not name.startswith("_"):
+                labs.setdefault(name, obj)
+    return dict(sorted(labs.items()))
+
+
+def control_values(control: widgets.ValueWidget) -> list:
+    """The values a student would drag or click ``control`` through, ending where it started."""
+    start = control.value
+    if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
+        values = [not start, start]
+    elif hasattr(control, "options"):  # SelectionSlider, Dropdown, RadioButtons, ToggleButtons
+        values = [control.options[i] if not isinstance(control.options[i], tuple)
+                  else control.options[i][1] for i in range(len(control.options))]
+        values = [*values, *values[::-1]]
+    elif isinstance(control, widgets.IntSlider | widgets.BoundedIntText):
+        values = list(range(control.min, control.max + 1, control.step))
+        values = [*values, *values[::-1]]
+    elif isinstance(control, widgets.FloatSlider | widgets.BoundedFloatText):
+        n = 10
+        values = [control.min + (control.max - control.min) * i / n for i in range(n + 1)]
+        values = [*values, *values[::-1]]
+    else:
+        raise TypeError(f"no plan to move a {type(control).__name__} ({control.description!r})")
+    return [v for v in values if v != start] + [start]
+
+
+def moves(lab) -> Iterator[tuple[widgets.ValueWidget, object]]:
+    for control in lab.controls.values():
+        for value in control_values(control):
+            yield control, value
+
+
+def time_updates(lab, repeats: int) -> list[float]:
+    seconds = []
+    for _ in range(repeats):
+        for control, value in moves(lab):
+            start = time.perf_counter()
+            control.value = value
+            seconds.append(time.perf_counter() - start)
+            if lab.last_error is not None:
+                raise RuntimeError(f"the lab failed to update: {lab.last_error!r}")
+    return seconds
+
+
+def time_naive(lab, repeats: int) -> list[float]:
+    seconds = []
+    for _ in range(repeats):
+        for control, value in moves(lab):
+            with control.hold_trait_notifications():  # only the value, no lab update
+                control.unobserve(lab._on_change, names="value")
+                control.value = value
+                control.observe(lab._on_change, names="value")
+            start = time.perf_counter()
+            lab.render_naive()
+            seconds.append(time.perf_counter() - start)
+    lab.update()
+    return seconds
+
+
+def ms(seconds: list[float]) -> float:
+    return 1000 * statistics.median(seconds)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="passes over every control")
+    args = parser.parse_args()
+    failures = []
+    for name, make_lab in discover_labs().items():
+        lab = make_lab()
+        n_moves = sum(1 for _ in moves(lab))
+        time_updates(lab, 1)  # warm up caches and fonts
+        shipped = time_updates(lab, args.repeats)
+        live.PNG_COMPRESS_LEVEL = 6
+        png6 = time_updates(lab, args.repeats)
+        live.PNG_COMPRESS_LEVEL = 1
+        original = lab.live.refresh
+        lab.live.refresh = lambda: original(full=True)
+        full = time_updates(lab, args.repeats)
+        lab.live.refresh = original
+        naive = time_naive(lab, max(1, args.repeats // 2))
+        width, height = lab.live.canvas.get_width_height()
+        print(f"{name}: {len(lab.controls)} controls, {n_moves} moves per pass,"
+              f" {width}x{height} px, {len(lab.live.image.value) / 1024:.0f} KiB per frame")
+        print(f"  blit, png 1 (shipped) : {ms(shipped):6.1f} ms median,"
+              f" {1000 * max(shipped):.1f} ms max")
+        print(f"  blit, png 6           : {ms(png6):6.1f} ms")
+        print(f"  full redraw, png 1    : {ms(full):6.1f} ms")
+        print(f"  naive rebuild+savefig : {ms(naive):6.1f} ms")
+        ratio = ms(naive) / ms(shipped)
+        verdict = "ok" if ms(shipped) < 50 and ratio >= 3 else "TOO SLOW"
+        aim = "meets" if ms(shipped) <= 16 else "misses"
+        print(f"  shipped is {ratio:.1f}x faster than naive: {verdict}; {aim} the 16 ms aim")
+        if verdict != "ok":
+            failures.append(name)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
