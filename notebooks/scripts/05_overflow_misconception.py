@@ -213,17 +213,21 @@ print("softmax(scaled) =", attnlib.softmax(scaled))
 #
 # How typical is this one row? Seed 000 says that with standard deviation 32 "it is routine for
 # the top score and the runner-up to differ by 20–40". A Monte Carlo check over 20,000 rows of
-# scores drawn with standard deviation 32, for a few sequence lengths $T$:
+# scores drawn with standard deviation 32, for a few sequence lengths $T$ (the percentages are
+# shares of the 20,000 rows):
 
 # %%
+table = ["  T   median gap   gap in [20, 40]   gap >= 10   median top weight   max score > 88.72"]
 for n_keys in (4, 8, 64):
     rows = rng.normal(scale=32.0, size=(20_000, n_keys))
     ordered = np.sort(rows, axis=-1)
     gap = ordered[:, -1] - ordered[:, -2]
     top_weight = attnlib.softmax(rows).max(axis=-1)
-    print(f"T = {n_keys:2d}: median gap {np.median(gap):5.1f}, "
-          f"gap in [20, 40] in {np.mean((gap >= 20) & (gap <= 40)):.0%} of rows, "
-          f"gap >= 10 in {np.mean(gap >= 10):.0%}; median top weight {np.median(top_weight):.4f}")
+    in_20_40 = np.mean((gap >= 20) & (gap <= 40))
+    table.append(f"{n_keys:3d}   {np.median(gap):10.1f}   {in_20_40:15.0%}"
+                 f"   {np.mean(gap >= 10):9.0%}   {np.median(top_weight):17.4f}"
+                 f"   {np.mean(ordered[:, -1] > 88.72):17.1%}")
+print("\n".join(table))
 
 # %% [markdown]
 # The seed's range is on the high side: a gap of 20–40 happens in between a sixth and a third of
@@ -231,13 +235,19 @@ for n_keys in (4, 8, 64):
 # with a gap of 28.5, is one of the wider ones for $T = 8$. The seed's conclusion holds anyway: a
 # gap of 10 already means a weight ratio of $e^{10} \approx 22{,}000$, and the median row puts
 # 0.9999 or more of its weight on a single key, even with 64 keys to choose from.
+#
+# The last column is a fair point *for* the overflow worry: with many keys, raw scores at
+# $d_k = 1024$ do sometimes pass 88.72, and a naive float32 softmax would return NaN for those
+# rows. That is exactly the failure max-subtraction removes, scaled or not; it does nothing for
+# the other rows, which saturate without ever coming near 88.72.
 
 # %% [markdown]
 # ## 5. A wider float type fixes nothing
 #
 # If the problem were numerical, more bits would help. Compute the same raw scores in float32,
-# float64 and `np.longdouble` (80-bit extended precision on x86-64 Linux; on some platforms it is
-# just float64). How fine-grained each type is:
+# float64 and `np.longdouble` (80-bit extended precision on x86-64 Linux, the machine these
+# outputs come from; on other platforms it is 128-bit or just float64). How fine-grained each
+# type is:
 
 # %%
 dtypes = (np.float32, np.float64, np.longdouble)
@@ -260,13 +270,16 @@ def jacobian(p):
     return np.diag(p) - np.outer(p, p)     # J_ij = p_i (delta_ij - p_j)
 
 
+matches_attnlib = []
 for name, scores in (("raw   ", raw), ("scaled", scaled)):
     for dtype in dtypes:
         p = stable_softmax(scores.astype(dtype))
         J = jacobian(p)
-        assert np.allclose(J, attnlib.softmax_jacobian(p)) and J.dtype == dtype
+        matches_attnlib.append(J.dtype == dtype and np.allclose(J, attnlib.softmax_jacobian(p)))
         print(f"{name} {DTYPE_NAMES[dtype]:>10}: p = {p}  1 - max p = {1 - p.max():.3e}"
               f"  max|J| = {np.abs(J).max():.3e}")
+print("hand-written J equals attnlib.softmax_jacobian, in the same dtype, in all six cases:",
+      all(matches_attnlib))
 
 # %% [markdown]
 # Read the two blocks row by row.
@@ -361,8 +374,8 @@ plt.show()
 # fails only in the shaded band on the right, at a spread several times larger still, and
 # max-subtraction removes even that failure. The float32 gradient curve ends a little further
 # right, where its small weights underflow to exactly 0; float64 carries on down to numbers like
-# $10^{-70}$. Both are zero as far as learning is concerned. The scale $1/\sqrt{d_k}$ moves every $d_k$ to the line marked
-# "scaled", where the weights are spread out and the gradient is large.
+# $10^{-70}$. Both are zero as far as learning is concerned. The scale $1/\sqrt{d_k}$ moves every
+# $d_k$ to the line marked "scaled", where the weights are spread out and the gradient is large.
 
 # %% [markdown]
 # ## Check yourself
@@ -373,10 +386,11 @@ plt.show()
 # <details><summary>Answer</summary>
 #
 # Nothing changes. Section 5 printed one-hot weights and a largest Jacobian entry near
-# $4 \times 10^{-13}$ in float32, float64 and longdouble alike. The gradient is tiny because the exact softmax of
-# scores with spread $\approx 32$ is one-hot: $p_i(\delta_{ij} - p_j) \approx 0$ whenever every
-# $p$ is $0$ or $1$. A wider type only represents that tiny number more accurately. The fix is to
-# reduce the spread: divide the scores by $\sqrt{d_k}$.
+# $4 \times 10^{-13}$ in float32, float64 and longdouble alike. The gradient is tiny because the
+# exact softmax of scores with spread $\approx 32$ is one-hot, and
+# $p_i(\delta_{ij} - p_j) \approx 0$ whenever every $p$ is $0$ or $1$. A wider type only
+# represents that tiny number more accurately. The fix is to reduce the spread: divide the scores
+# by $\sqrt{d_k}$.
 # </details>
 #
 # **2.** In float32, does the naive softmax of `[500, 501, 502]` overflow? Does the
@@ -385,10 +399,10 @@ plt.show()
 # <details><summary>Answer</summary>
 #
 # It overflows: $502 > \ln M = 88.72$, so every $e^{x_i}$ is `inf` and the result is NaN. It does
-# not saturate: shifted by $-502$ the scores are $[-2, -1, 0]$, so the weights equal
-# `softmax([0, 1, 2])` $\approx [0.09, 0.24, 0.67]$ (the seed-003 example $[1, 2, 3]$, shifted).
-# Large size with a small spread: an overflow problem (solved by the shift), not a saturation
-# problem.
+# not saturate: shifted by $-502$ the scores are $[-2, -1, 0]$, so the weights equal those of
+# `softmax([1, 2, 3])`, the soft example of seed 003. Check it: run
+# `attnlib.softmax(np.float32([500, 501, 502]))` in a new cell. Large size with a small spread:
+# an overflow problem (solved by the shift), not a saturation problem.
 # </details>
 #
 # **3.** Why can subtracting the maximum never cure saturation, while dividing by $\sqrt{d_k}$ can?
