@@ -418,17 +418,16 @@ print(f"the text's products: 3 x 0.119202 = {3 * 0.119202:.6f},"
       f" 2 x 0.119202 = {2 * 0.119202:.6f}, 3 x 0.880797 = {3 * 0.880797:.6f}")
 
 # %% [markdown]
-# What happened: $A_{01} = 1/(1+e^2) = 0.1192029\ldots$. The text wrote it as $0.119202$, which
-# is the digits *cut off* (0.119203 would be the rounded value), and then, although it says
-# "full precision used in next step", multiplied with that short number. The error in the
-# weight, about $10^{-6}$, is multiplied by the values (up to 3),
-# so the sixth decimal of the output is wrong: with the text's weights the output is
-# $1.238403$ and $0.238404$ instead of $1.238406$ and $0.238406$. (The text's own intermediate
-# products $0.357607$, $0.238405$ and $2.642392$ each differ by one in the sixth decimal from
-# the products of its own six-decimal weights, printed in the last line above, so its $1.238404$ and $0.238405$ sit
-# between the exact and the cut-off computations; either way, the digits were lost by
-# shortening the weights before multiplying.) The four-decimal result $[[1.2384, 1.7616],
-# [2.7616, 0.2384]]$ is right either way.
+# What happened: $A_{01} = 1/(1+e^2) = 0.1192029\ldots$. The text wrote it as $0.119202$, which is
+# the digits *cut off* (0.119203 would be the rounded value), and then, although it says "full
+# precision used in next step", multiplied with that short number. The error in the weight, about
+# $10^{-6}$, is multiplied by the values (up to 3), so the sixth decimal of the output is wrong:
+# with the text's weights the output is $1.238403$ and $0.238404$ instead of $1.238406$ and
+# $0.238406$. (The text's own intermediate products $0.357607$, $0.238405$ and $2.642392$ each
+# differ by one in the sixth decimal from the products of its own six-decimal weights, printed in
+# the last line above, so its $1.238404$ and $0.238405$ sit between the exact and the cut-off
+# computations; either way, the digits were lost by shortening the weights before multiplying.)
+# The four-decimal result $[[1.2384, 1.7616], [2.7616, 0.2384]]$ is right either way.
 #
 # **The rule:** keep full precision in every intermediate step (numpy does this for you), and
 # round only what you print.
