@@ -392,11 +392,14 @@ print("S_raw = Q @ K^T =\n", S_raw)
 print("S = S_raw / sqrt(4) =\n", S)
 print("A = softmax(S) =", "[" + ", ".join(show(row) for row in A) + "]")
 print("Output = A @ V =", "[" + ", ".join(show(row) for row in out2) + "]")
+print(f"token 0 attends {100 * A[0, 0]:.1f}% to itself and {100 * A[0, 1]:.1f}% to token 1;"
+      f" token 1 attends {100 * A[1, 1]:.1f}% to itself")
 ref2, refA = attnlib_attention(Q2, K2, V2)
 print("agrees with attnlib:", np.allclose(A, refA), np.allclose(out2, ref2))
 
 # %% [markdown]
 # Token 0 attends 88.1% to itself and 11.9% to token 1; token 1 the reverse, as the text says.
+# Both rows are the softmax of a gap of 2: $1/(1+e^{-2})$ and $1/(1+e^{2})$.
 #
 # ### A small lesson in carrying precision
 #
