@@ -17,7 +17,10 @@ from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.artist import Artist
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from numpy.typing import ArrayLike
@@ -38,6 +41,8 @@ SENTENCE: tuple[str, ...] = tuple("The animal crossed the road because it was ti
 
 _ALLOWED = "#1f77b4"
 _MASKED = "#c7c7c7"
+_MASKED_RGBA = (0.78, 0.78, 0.78, 1.0)
+_CMAP = colormaps["Blues"]
 
 
 def sentence_scores(seed: int = 6, d_model: int = 8, d_k: int = 4) -> np.ndarray:
@@ -119,8 +124,8 @@ def _make_view(figure: Figure, tokens: Sequence[str]) -> tuple[dict[str, Any], l
     ax_map = figure.add_axes((0.09, 0.08, 0.36, 0.66))
     ax_bar = figure.add_axes((0.55, 0.22, 0.43, 0.52))
 
-    image = ax_map.imshow(np.zeros((T, T)), cmap="Blues", vmin=0, vmax=1, aspect="auto")
-    shade = ax_map.imshow(np.zeros((T, T, 4)), aspect="auto")   # grey over masked cells
+    # One RGBA image: weights through the colormap, masked cells painted grey (one artist to draw).
+    image = ax_map.imshow(np.zeros((T, T, 4)), aspect="auto", interpolation="nearest")
     ax_map.set_xticks(range(T), tokens, rotation=60, ha="left", rotation_mode="anchor",
                       fontsize=9)
     ax_map.set_yticks(range(T), tokens, fontsize=9)
@@ -128,7 +133,7 @@ def _make_view(figure: Figure, tokens: Sequence[str]) -> tuple[dict[str, Any], l
     ax_map.set_ylabel("query (attending)")
     row_box = Rectangle((-0.5, -0.5), T, 1, fill=False, edgecolor="crimson", linewidth=2.5)
     ax_map.add_patch(row_box)
-    figure.colorbar(image, ax=ax_map, fraction=0.05, pad=0.02)
+    figure.colorbar(ScalarMappable(Normalize(0, 1), _CMAP), ax=ax_map, fraction=0.05, pad=0.02)
 
     bars = ax_bar.bar(range(T), np.zeros(T), color=_ALLOWED, width=0.75)
     ax_bar.set_xlim(-0.6, T - 0.4)
@@ -136,16 +141,18 @@ def _make_view(figure: Figure, tokens: Sequence[str]) -> tuple[dict[str, Any], l
     ax_bar.set_xticks(range(T), tokens, rotation=40, ha="right", rotation_mode="anchor",
                       fontsize=9)
     ax_bar.set_ylabel("weight")
-    ax_bar.set_title("the outlined row: weight on each key (grey = masked)", fontsize=10)
+    ax_bar.set_title("the outlined row: weight on each key (x = masked)", fontsize=10)
     ax_bar.grid(axis="y", alpha=0.3)
     values = [ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=8) for j in range(T)]
+    (crosses,) = ax_bar.plot([], [], linestyle="none", marker="x", markersize=9,
+                             markeredgewidth=2, color="dimgray")
 
     heading = figure.text(0.5, 0.965, " ", ha="center", va="top", fontsize=11)
     detail = figure.text(0.5, 0.905, " ", ha="center", va="top", fontsize=10, color="dimgray")
 
-    view = {"tokens": tuple(tokens), "image": image, "shade": shade, "row_box": row_box,
-            "bars": list(bars), "values": values, "heading": heading, "detail": detail}
-    animated = [image, shade, row_box, *bars, *values, heading, detail]
+    view = {"tokens": tuple(tokens), "image": image, "row_box": row_box, "bars": list(bars),
+            "values": values, "crosses": crosses, "heading": heading, "detail": detail}
+    animated = [image, row_box, *bars, *values, crosses, heading, detail]
     return view, animated
 
 
@@ -182,30 +189,28 @@ def update_masking_view(
     mask, weights = masking_weights(scores, mask_type, used_length)
     row = weights[query]
 
-    view["image"].set_data(weights)
-    shade = np.zeros((T, T, 4))
-    shade[~mask] = (0.78, 0.78, 0.78, 1.0)
-    view["shade"].set_data(shade)
+    rgba = _CMAP(weights)
+    rgba[~mask] = _MASKED_RGBA
+    view["image"].set_data(rgba)
     view["row_box"].set_y(query - 0.5)
     for j, (bar, text) in enumerate(zip(view["bars"], view["values"])):
         bar.set_height(row[j])
         bar.set_color(_ALLOWED if mask[query, j] else _MASKED)
         text.set_position((j, row[j] + 0.01))
-        text.set_text(f"{row[j]:.2f}" if mask[query, j] else "masked")
-        text.set_rotation(0 if mask[query, j] else 90)
+        text.set_text(f"{row[j]:.2f}" if mask[query, j] else "")
+    masked_keys = np.flatnonzero(~mask[query])
+    view["crosses"].set_data(masked_keys, np.full(masked_keys.size, 0.04))
 
     n_seen = int(mask[query].sum())
-    heading = (f"query {query} ({tokens[query]!r}), mask: {mask_type}: attends to {n_seen} of"
-               f" {T} keys; row sum = {row.sum():.4f}")
+    heading = f"{tokens[query]!r} attends to {n_seen} of {T} keys; row sum {row.sum():.4f}"
     if padded and query >= used_length:
-        detail = (f"length {used_length}: {tokens[query]!r} is a padded query; it still attends"
-                  f" to the real keys, and its output is discarded")
+        detail = "a padded query: its output is discarded"
     elif padded:
-        detail = f"length {used_length}: keys from position {used_length} on are padding"
+        detail = f"keys {used_length} to {T - 1} are padding"
     elif mask_type == "causal":
-        detail = "causal: no key after the query (the future is -inf before the softmax)"
+        detail = "no key after the query"
     else:
-        detail = "no mask: every query attends to every key"
+        detail = "every key is allowed"
     view["heading"].set_text(heading)
     view["detail"].set_text(detail)
     return {"mask": mask, "weights": weights, "row": row, "row_sum": float(row.sum()),
@@ -273,7 +278,7 @@ def masking_lab(
         return update_masking_view(view, scores=s, **values)
 
     lab = Lab(controls, lambda fig: _make_view(fig, labels), update_view,
-              figsize=(11.0, 4.6), dpi=80,
+              figsize=(10.0, 4.3), dpi=80,
               title="Masking lab: which keys may each query attend to?")
 
     def follow_mask_type(change: dict) -> None:

@@ -330,6 +330,27 @@ print("equals the last rows of the full causal output:",
       np.allclose(out_cache, output_causal[-T_q:]))
 
 # %% [markdown]
+# ## The masking lab
+#
+# The same sentence and the same scores, live. Pick a **query token** and a **mask**; the left
+# panel shows the whole weight matrix (grey cells are masked), the right one the outlined row as
+# bars, with an × on every masked key. The **sentence length** slider sets where the padding
+# starts; it only acts on the two padding masks and is disabled for the others.
+#
+# Things to try: with the causal mask, slide the query from "The" to "tired" and watch the
+# number of allowed keys grow by one each step. Switch to "padding", set the length to 3 and
+# pick the query "road": a padded query still attends to the real keys. Then choose
+# "causal + padding": which rows are the same as with "causal" alone, and why?
+#
+# (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from attnlib.widgets.masking import masking_lab
+
+masking_lab(scores, tokens)
+
+# %% [markdown]
 # ## Check yourself
 #
 # 1. In the causal weights above, why is the first row exactly `[1, 0, ..., 0]` whatever the
