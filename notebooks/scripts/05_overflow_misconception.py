@@ -81,9 +81,10 @@ with np.errstate(over="ignore"):
     print("float64: exp", x64, "=", np.exp(x64))
 
 # %% [markdown]
-# The seed's "$e^{88.7} \approx 3.4 \times 10^{38}$" rounds twice in the same direction: the float32
-# maximum $3.40 \times 10^{38}$ is $e^{88.72}$, while $e^{88.7}$ itself is a little smaller. Not
-# a mistake that matters for the argument, but here are both numbers:
+# A small precision note on the seed's "$e^{88.7} \approx 3.4 \times 10^{38}$": it pairs a
+# rounded exponent with an unrounded maximum. The float32 maximum $3.40 \times 10^{38}$ is
+# $e^{88.72}$; $e^{88.7}$ itself is about 2% smaller. It does not affect the argument, but here are
+# both numbers:
 
 # %%
 print(f"e^88.7     = {np.exp(88.7):.4e}")
@@ -109,10 +110,10 @@ def naive_softmax(x):
 
 big = np.array([1000.0, 1010.0, 1020.0], dtype=np.float32)
 with np.errstate(over="ignore", invalid="ignore"):
-    print("exp(big)                =", np.exp(big))
-    print("naive_softmax(big)      =", naive_softmax(big))
+    print("exp(big)                  =", np.exp(big))
+    print("naive_softmax(big)        =", naive_softmax(big))
     print("naive_softmax(big - 2000) =", naive_softmax(big - 2000))  # exp underflows: 0/0
-    print("in float64 too          =", naive_softmax(big.astype(np.float64)))
+    print("same, big in float64      =", naive_softmax(big.astype(np.float64)))
 
 # %% [markdown]
 # So overflow is real: 1000 is far past both thresholds. Notice, though, what made it happen:
@@ -131,14 +132,15 @@ with np.errstate(over="ignore", invalid="ignore"):
 #
 # Softmax is **shift invariant**: it only sees the differences $x_i - x_j$. Choose
 # $c = -\max_j x_j$. Then every exponent is $x_i - \max_j x_j \le 0$, so every term lies in
-# $(0, 1]$, the largest term is exactly $e^0 = 1$, and the denominator lies in $[1, n]$. Nothing
-# can overflow, and the denominator can never be $0$: both NaNs of section 2 are gone, for every
-# finite $x$ and every float type.
+# $[0, 1]$ (a very small one may underflow to $0$, which is harmless: it is a weight of
+# essentially $0$), the largest term is exactly $e^0 = 1$, and the denominator lies in $[1, n]$.
+# Nothing can overflow, and the denominator can never be $0$: both NaNs of section 2 are gone,
+# for every finite $x$ and every float type.
 
 # %%
 def stable_softmax(x):
     shifted = x - x.max(axis=-1, keepdims=True)   # largest exponent is now 0
-    e = np.exp(shifted)                            # every entry in (0, 1]
+    e = np.exp(shifted)                            # every entry in [0, 1]
     return e / e.sum(axis=-1, keepdims=True)       # denominator in [1, n]
 
 
@@ -147,6 +149,8 @@ print("stable_softmax(big)        =", stable_softmax(big))
 print("stable_softmax(big - 2000) =", stable_softmax(big - 2000))
 print("stable_softmax(small)      =", stable_softmax(small))
 print("attnlib.softmax(big)       =", attnlib.softmax(big))
+print("weights of big and small bit-for-bit identical:",
+      np.array_equal(stable_softmax(big), stable_softmax(small)))
 
 # %% [markdown]
 # Shift invariance, numerically: add random constants, large and small, to a random score vector
@@ -162,9 +166,9 @@ for c in rng.uniform(-1e4, 1e4, size=4):
 
 # %% [markdown]
 # **Checkpoint.** `[1000, 1010, 1020]` and `[0, 10, 20]` have very different sizes and exactly
-# the same weights. If preventing overflow were the job of $1/\sqrt{d_k}$, max-subtraction would
-# already have done that job, and the scale would be redundant. It is not redundant, so it must
-# do something else.
+# the same weights (after the shift both are `[-20, -10, 0]`, so not even rounding differs). If
+# preventing overflow were the job of $1/\sqrt{d_k}$, max-subtraction would already have done that
+# job, and the scale would be redundant. It is not redundant, so it must do something else.
 
 # %% [markdown]
 # ## 4. The spread is what saturates
@@ -178,6 +182,7 @@ for c in rng.uniform(-1e4, 1e4, size=4):
 # %%
 spread_demo = np.array([0.0, 10.0, 20.0])
 print(f"e^10 = {np.exp(10):,.0f}: the weight ratio between neighbours")
+print("softmax([0, 10, 20]) in full:", ", ".join(f"{w:.3e}" for w in attnlib.softmax(spread_demo)))
 for divisor in (1, 2, 4, 8, 16):
     print(f"softmax([0, 10, 20] / {divisor:2d}) =", attnlib.softmax(spread_demo / divisor))
 
@@ -206,10 +211,10 @@ print("softmax(raw)    =", attnlib.softmax(raw))
 print("softmax(scaled) =", attnlib.softmax(scaled))
 
 # %% [markdown]
-# Every number is finite (the largest score is not even near the overflow threshold, and with
-# max-subtraction it would not matter if it were), and still the raw distribution is one-hot to
-# four decimals. The scaled scores have a spread near $1$ and give a distribution in which every
-# key keeps some weight.
+# Every number is finite (the largest raw score is below the float32 threshold, and with
+# max-subtraction it would not matter if it were above), and still the raw distribution is
+# one-hot to four decimals. The scaled scores have a spread near $1$ and give a distribution in
+# which every key keeps some weight.
 #
 # How typical is this one row? Seed 000 says that with standard deviation 32 "it is routine for
 # the top score and the runner-up to differ by 20–40". A Monte Carlo check over 20,000 rows of
@@ -232,14 +237,14 @@ print("\n".join(table))
 # %% [markdown]
 # The seed's range is on the high side: a gap of 20–40 happens in between a sixth and a third of
 # the rows, and the typical gap *shrinks* as $T$ grows (more keys crowd the top). Our row above,
-# with a gap of 28.5, is one of the wider ones for $T = 8$. The seed's conclusion holds anyway: a
-# gap of 10 already means a weight ratio of $e^{10} \approx 22{,}000$, and the median row puts
-# 0.9999 or more of its weight on a single key, even with 64 keys to choose from.
+# with a gap of 28.5, is wider than the median for $T = 8$. The seed's conclusion holds anyway: a
+# gap of 10 already means a weight ratio of $e^{10} \approx 22{,}000$, and the median top weight
+# is $1.0000$ to four decimals for 4 and 8 keys and $0.9999$ for 64 keys.
 #
 # The last column is a fair point *for* the overflow worry: with many keys, raw scores at
 # $d_k = 1024$ do sometimes pass 88.72, and a naive float32 softmax would return NaN for those
 # rows. That is exactly the failure max-subtraction removes, scaled or not; it does nothing for
-# the other rows, which saturate without ever coming near 88.72.
+# the other rows, which saturate with every score below 88.72.
 
 # %% [markdown]
 # ## 5. A wider float type fixes nothing
