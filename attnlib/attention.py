@@ -9,7 +9,9 @@ from ._validation import as_bool_mask, as_float_array, batch_shape, check_finite
 from .softmax import softmax
 
 
-def check_qkv(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def check_qkv(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate the three attention inputs and return them as floating arrays.
 
     Checks that each is a finite numeric array with at least 2 dimensions, that Q and K share

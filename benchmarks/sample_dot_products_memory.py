@@ -27,7 +27,9 @@ def main() -> None:
     tracemalloc.stop()
     all_at_once = 2 * N_PAIRS * D_K * 8
     print(f"{N_PAIRS:,} pairs at d_k = {D_K}: peak {peak / 1e6:.1f} MB, {seconds:.2f} s")
-    print(f"result alone: {x.nbytes / 1e6:.1f} MB; q and k drawn all at once: {all_at_once / 1e9:.2f} GB")
+    print(
+        f"result alone: {x.nbytes / 1e6:.1f} MB; q and k drawn all at once: {all_at_once / 1e9:.2f} GB"
+    )
     print(f"sample variance {x.var():.1f} (theory d_k = {D_K})")
 
 

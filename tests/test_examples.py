@@ -81,7 +81,9 @@ def test_t2_output_at_six_decimals_differs_from_the_seeds_rounded_working() -> N
 
 def test_two_key_exercise_gives_the_uniform_average_5_10() -> None:
     out, w = scaled_dot_product_attention(
-        examples.TWO_KEY_Q, examples.TWO_KEY_K, examples.TWO_KEY_V,
+        examples.TWO_KEY_Q,
+        examples.TWO_KEY_K,
+        examples.TWO_KEY_V,
         scale=1 / np.sqrt(examples.TWO_KEY_D_K),
     )
     np.testing.assert_array_equal(w, [[0.5, 0.5]])
@@ -89,8 +91,19 @@ def test_two_key_exercise_gives_the_uniform_average_5_10() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["ORDER_X", "ORDER_W_Q", "ORDER_W_K", "ORDER_W_V", "T2_Q", "T2_K", "T2_V",
-             "TWO_KEY_Q", "TWO_KEY_K", "TWO_KEY_V"],
+    "name",
+    [
+        "ORDER_X",
+        "ORDER_W_Q",
+        "ORDER_W_K",
+        "ORDER_W_V",
+        "T2_Q",
+        "T2_K",
+        "T2_V",
+        "TWO_KEY_Q",
+        "TWO_KEY_K",
+        "TWO_KEY_V",
+    ],
 )
 def test_example_arrays_are_read_only_float64(name: str) -> None:
     arr = getattr(examples, name)

@@ -72,7 +72,9 @@ def test_merge_heads_concatenates_heads_in_order() -> None:
             st.just(n),
             arrays(
                 np.float64,
-                st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(1, 3).map(lambda d: d * n)),
+                st.tuples(
+                    st.integers(1, 3), st.integers(1, 4), st.integers(1, 3).map(lambda d: d * n)
+                ),
                 elements=st.floats(-1e6, 1e6),
             ),
         )
@@ -112,7 +114,9 @@ def test_gqa_equals_mha_whose_kv_heads_are_copied_to_their_query_heads() -> None
 @FAST
 @given(st.integers(0, 2**32 - 1), st.integers(1, 3), st.integers(1, 4))
 def test_gqa_with_as_many_kv_heads_as_query_heads_is_mha(seed, n_heads, T) -> None:
-    X, W_q, W_k, W_v, W_o = random_weights(seed, d_model=6, n_heads=n_heads, n_kv_heads=n_heads, T=T)
+    X, W_q, W_k, W_v, W_o = random_weights(
+        seed, d_model=6, n_heads=n_heads, n_kv_heads=n_heads, T=T
+    )
     out, w = multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads)
     out_gqa, w_gqa = multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads=n_heads)
     np.testing.assert_array_equal(out_gqa, out)
@@ -122,7 +126,9 @@ def test_gqa_with_as_many_kv_heads_as_query_heads_is_mha(seed, n_heads, T) -> No
 @FAST
 @given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 4))
 def test_one_head_is_single_head_attention(seed, T, d_head) -> None:
-    X, W_q, W_k, W_v, W_o = random_weights(seed, d_model=3, n_heads=1, n_kv_heads=1, d_head=d_head, T=T)
+    X, W_q, W_k, W_v, W_o = random_weights(
+        seed, d_model=3, n_heads=1, n_kv_heads=1, d_head=d_head, T=T
+    )
     out, w = multi_head_attention(X, W_q, W_k, W_v, W_o, 1)
     single_out, single_w = scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)
     np.testing.assert_allclose(w[0], single_w, rtol=1e-13)
@@ -143,7 +149,7 @@ def test_batched_input_gives_each_sequence_its_own_attention() -> None:
 def test_mask_is_shared_by_every_head() -> None:
     X, W_q, W_k, W_v, W_o = random_weights(3, n_kv_heads=2)
     _, w = multi_head_attention(X, W_q, W_k, W_v, W_o, 4, n_kv_heads=2, mask=causal_mask(5))
-    out_loop, w_loop = mha_loop(X, W_q, W_k, W_v, W_o, 4, 2, mask=causal_mask(5))
+    _, w_loop = mha_loop(X, W_q, W_k, W_v, W_o, 4, 2, mask=causal_mask(5))
     np.testing.assert_array_equal(w[:, ~causal_mask(5)], 0.0)
     np.testing.assert_allclose(w, w_loop, rtol=1e-12)
 

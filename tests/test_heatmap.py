@@ -6,11 +6,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from attnlib.heatmap import attention_heatmap  # noqa: E402
+from attnlib.heatmap import attention_heatmap
 
 W = np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5]])
 

@@ -44,8 +44,9 @@ def test_tiled_equals_plain_when_a_later_block_raises_the_running_maximum() -> N
     K = np.array([[-3.0], [-1.0], [0.0], [2.0], [8.0]])
     V = np.arange(10.0).reshape(5, 2)
     expected, _ = scaled_dot_product_attention(Q, K, V, scale=1.0)
-    np.testing.assert_allclose(tiled_attention(Q, K, V, block_size=2, scale=1.0), expected,
-                               rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        tiled_attention(Q, K, V, block_size=2, scale=1.0), expected, rtol=0, atol=1e-14
+    )
 
 
 def test_scores_of_plus_minus_1e4_stay_finite() -> None:
@@ -61,15 +62,17 @@ def test_float32_stays_float32_and_close_to_float64() -> None:
     Q, K, V = rng.normal(size=(9, 4)), rng.normal(size=(9, 4)), rng.normal(size=(9, 2))
     out32 = tiled_attention(*(a.astype(np.float32) for a in (Q, K, V)), block_size=4, causal=True)
     assert out32.dtype == np.float32
-    np.testing.assert_allclose(out32, tiled_attention(Q, K, V, block_size=4, causal=True),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        out32, tiled_attention(Q, K, V, block_size=4, causal=True), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_integer_lists_are_promoted_to_float64() -> None:
     out = tiled_attention([[1, 0]], [[1, 0], [0, 1]], [[2, 0], [0, 2]], block_size=1)
     assert out.dtype == np.float64
-    np.testing.assert_allclose(out, scaled_dot_product_attention([[1, 0]], [[1, 0], [0, 1]],
-                                                                 [[2, 0], [0, 2]])[0])
+    np.testing.assert_allclose(
+        out, scaled_dot_product_attention([[1, 0]], [[1, 0], [0, 1]], [[2, 0], [0, 2]])[0]
+    )
 
 
 def test_never_builds_the_full_score_matrix() -> None:

@@ -45,7 +45,9 @@ def test_sigmas_multiply_every_draw_by_sigma_q_sigma_k() -> None:
     np.testing.assert_allclose(scaled, 6.0 * unit, rtol=1e-15)
 
 
-@pytest.mark.parametrize(("d_k", "sigma_q", "sigma_k"), [(1, 1.0, 1.0), (16, 1.0, 1.0), (64, 0.5, 3.0)])
+@pytest.mark.parametrize(
+    ("d_k", "sigma_q", "sigma_k"), [(1, 1.0, 1.0), (16, 1.0, 1.0), (64, 0.5, 3.0)]
+)
 def test_mean_is_near_zero_and_variance_near_d_k_sigma_q2_sigma_k2(d_k, sigma_q, sigma_k) -> None:
     n = 20_000
     x = sample_dot_products(d_k, n, np.random.default_rng(11), sigma_q, sigma_k)
