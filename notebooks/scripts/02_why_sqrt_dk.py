@@ -258,6 +258,19 @@ print(f"Monte Carlo at d_k = 64 (table above): std = {raw[64].std():.4f}")
 # %% [markdown]
 # 8 and 11.3, as seed 004 says. Scores of $\pm 20$ or $\pm 30$ are then ordinary.
 #
+# Seed 004's exercise 1 puts a number on it: at $d_k = 64$ a raw score of 16 is two standard
+# deviations, and scaling turns it into $16/8 = 2$. Compare what the softmax exponentiates:
+
+# %%
+raw_score, d = 16.0, 64
+print(f"scaled score = {raw_score:g} / sqrt({d}) = {raw_score / np.sqrt(d):g}")
+print(f"exp({raw_score:g}) = {np.exp(raw_score):,.2f}    exp({raw_score / np.sqrt(d):g}) ="
+      f" {np.exp(raw_score / np.sqrt(d)):.3f}")
+
+# %% [markdown]
+# A factor of over a million between the two exponentials. (Seed 004 prints
+# exp(16) ≈ 8,886,110, the integer part of 8,886,110.52.)
+#
 # ## What a standard deviation of 32 does to a softmax: a first look
 #
 # At $d_k = 1024$ the raw scores have standard deviation $\sqrt{1024} = 32$. Softmax turns
@@ -266,7 +279,7 @@ print(f"Monte Carlo at d_k = 64 (table above): std = {raw[64].std():.4f}")
 # times larger; seed 004 compares $e^{30}$ with $e^{10}$.
 
 # %%
-print(f"e^30         = {np.exp(30):.4e}")
+print(f"e^30         = {np.exp(30):.4e}  (to 3 significant figures {np.exp(30):.2e})")
 print(f"e^10         = {np.exp(10):,.2f}")
 print(f"e^30 / e^10  = e^20 = {np.exp(30) / np.exp(10):.4e}")
 
