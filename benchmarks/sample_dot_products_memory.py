@@ -28,7 +28,8 @@ def main() -> None:
     all_at_once = 2 * N_PAIRS * D_K * 8
     print(f"{N_PAIRS:,} pairs at d_k = {D_K}: peak {peak / 1e6:.1f} MB, {seconds:.2f} s")
     print(
-        f"result alone: {x.nbytes / 1e6:.1f} MB; q and k drawn all at once: {all_at_once / 1e9:.2f} GB"
+        f"result alone: {x.nbytes / 1e6:.1f} MB;"
+        f" q and k drawn all at once: {all_at_once / 1e9:.2f} GB"
     )
     print(f"sample variance {x.var():.1f} (theory d_k = {D_K})")
 

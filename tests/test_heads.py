@@ -20,7 +20,7 @@ FAST = settings(max_examples=50, deadline=None, database=None)
 
 
 def mha_loop(X, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, mask=None):
-    """Multi-head attention for a 2-D X, one head at a time, with the head -> KV head map spelt out."""
+    """Multi-head attention for a 2-D X, head by head, with the head -> KV head map spelt out."""
     d_head = W_q.shape[1] // n_heads
     d_v = W_v.shape[1] // n_kv_heads
     group = n_heads // n_kv_heads
