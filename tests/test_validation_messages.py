@@ -277,8 +277,10 @@ CASES = {
     "mha mask shape": (
         mha(mask=np.ones((2, 2), bool)),
         ValueError,
-        r"mask of shape \(2, 2\) does not broadcast to the shape of the scores"
-        r" \(\.\.\., T, T\), \(3, 3\)",
+        (
+            r"mask of shape \(2, 2\) does not broadcast to the shape of the scores"
+            r" \(\.\.\., T, T\), \(3, 3\)"
+        ),
     ),
     "mha mask not bool": (
         mha(mask=np.ones((3, 3))),
