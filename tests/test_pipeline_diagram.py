@@ -6,12 +6,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.text import Text
 
-from attnlib.pipeline_diagram import draw_attention_pipeline  # noqa: E402
+from attnlib.pipeline_diagram import draw_attention_pipeline
 
 STAGES = ["X", "Q", "K", "V", "S", "scale", "softmax", "AV", "out"]
 EDGES = ["X->Q", "X->K", "X->V", "Q->S", "K->S", "S->scale", "scale->softmax", "softmax->AV",

@@ -18,7 +18,8 @@
 #
 # **Learning goals.** After this notebook you can
 #
-# 1. compute $Q = XW_Q$, $K = XW_K$, $V = XW_V$ by hand and in numpy, and say what one row of each means;
+# 1. compute $Q = XW_Q$, $K = XW_K$, $V = XW_V$ by hand and in numpy, and say what one row of
+#    each means;
 # 2. explain why $Q$ and $K$ must share the width $d_k$ while $V$ may have its own width $d_v$;
 # 3. state the shape of every tensor in single-head attention, for one sequence and for a batch,
 #    down to the output projection $W_o$, and check each shape with an `assert`;
@@ -62,7 +63,8 @@
 #
 # $$Q = X W_Q,\qquad K = X W_K,\qquad V = X W_V,$$
 #
-# $$W_Q, W_K \in \mathbb{R}^{d_{model} \times d_k},\qquad W_V \in \mathbb{R}^{d_{model} \times d_v}.$$
+# $$W_Q, W_K \in \mathbb{R}^{d_{model} \times d_k},\qquad
+#   W_V \in \mathbb{R}^{d_{model} \times d_v}.$$
 #
 # (Seed 000 writes $n$ for the number of tokens; we write $T$, as seed 004 and `attnlib` do.)
 

@@ -75,7 +75,8 @@ print(f"Var(q_m k_m) from {N_PAIRS:,} draws: {np.var(q_m * k_m):.4f}   (theory: 
 #   = (\sigma_X^2 + \mu_X^2)(\sigma_Y^2 + \mu_Y^2) - \mu_X^2\mu_Y^2
 #   = \mu_X^2\,\sigma_Y^2 + \mu_Y^2\,\sigma_X^2 + \sigma_X^2\sigma_Y^2,$$
 #
-# which is seed 004's $E[X]^2\mathrm{Var}(Y) + E[Y]^2\mathrm{Var}(X) + \mathrm{Var}(X)\mathrm{Var}(Y)$.
+# which is seed 004's formula
+# $E[X]^2\mathrm{Var}(Y) + E[Y]^2\mathrm{Var}(X) + \mathrm{Var}(X)\mathrm{Var}(Y)$.
 # With zero means only the last term is left, $\mathrm{Var}(X)\mathrm{Var}(Y)$; that is the
 # shortcut seed 002 writes, $\mathrm{Var}(q_i k_i) = \mathrm{Var}(q_i)\mathrm{Var}(k_i)$, and it is
 # right *only because* the means are zero.
@@ -352,8 +353,9 @@ print(f"top weight > 0.99: raw {np.mean(top_raw > 0.99):.0%} of rows,"
 
 # %%
 d_k = 16
-lines = [f"{'sigma_q':>7} {'sigma_k':>7} {'Var(q.k)':>10} {'d_k sq^2 sk^2':>13}"
-         f" {'Var(/sqrt d_k)':>14} {'Var(/(sqrt d_k sq sk))':>22} {'z':>6}"]
+header = (f"{'sigma_q':>7} {'sigma_k':>7} {'Var(q.k)':>10} {'d_k sq^2 sk^2':>13}"
+          f" {'Var(/sqrt d_k)':>14} {'Var(/(sqrt d_k sq sk))':>22} {'z':>6}")
+lines = [header]
 for sigma_q, sigma_k in [(1.0, 1.0), (2.0, 3.0), (0.5, 0.5)]:
     s = sample_dot_products(d_k, N_PAIRS, rng, sigma_q=sigma_q, sigma_k=sigma_k)
     theory = d_k * sigma_q**2 * sigma_k**2
