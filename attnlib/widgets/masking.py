@@ -267,7 +267,7 @@ def masking_lab(
             layout=widgets.Layout(width="340px")),
         "mask_type": widgets.ToggleButtons(
             options=list(MASK_TYPES), value=mask_type, description="mask",
-            style={"description_width": "initial", "button_width": "110px"}),
+            style={"description_width": "initial", "button_width": "135px"}),
         "length": widgets.IntSlider(
             value=length, min=1, max=T, description="padding: sentence length",
             style=slider_style(), disabled="padding" not in mask_type,
@@ -278,7 +278,7 @@ def masking_lab(
         return update_masking_view(view, scores=s, **values)
 
     lab = Lab(controls, lambda fig: _make_view(fig, labels), update_view,
-              figsize=(10.0, 4.3), dpi=80,
+              figsize=(10.0, 4.3), dpi=72,
               title="Masking lab: which keys may each query attend to?")
 
     def follow_mask_type(change: dict) -> None:
