@@ -154,6 +154,12 @@ def test_every_control_moves_the_picture(server, browser, notebook: Path, tmp_pa
         page.locator(".jp-Notebook").first.wait_for(timeout=30_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
             timeout=30_000)
+        # Before anything runs, the saved lab output shows its stored picture (the PNG beside
+        # the widget view), as it does on GitHub and in static HTML.
+        stored = page.locator(".jp-CodeCell").filter(has_text="_lab(").first.locator(
+            ".jp-OutputArea-output.jp-RenderedImage img")
+        stored.first.wait_for(state="attached", timeout=10_000)
+        stored.first.scroll_into_view_if_needed()
         page.screenshot(path=tmp_path / "opened.png")
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.locator("[data-command='runmenu:run-all']").click()
