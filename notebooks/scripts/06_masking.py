@@ -374,6 +374,10 @@ masking_lab(scores, tokens)
 #    at least 1), so every row sums to 1, padded queries included. Masking padded queries too
 #    leaves them with no allowed key: naive code gives NaN rows, `attnlib` gives zero rows.
 #
+# *The lab's question.* With "causal + padding", the rows of the real tokens (positions below
+# the length) are the same as with "causal" alone: the causal mask already hides every key after
+# them, and the padding keys all come after them.
+#
 # </details>
 
 # %% [markdown]
