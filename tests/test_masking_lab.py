@@ -154,7 +154,7 @@ def test_masked_keys_are_drawn_with_weight_exactly_zero_and_rows_sum_to_one(
 
 
 def test_an_error_in_the_update_is_shown_not_swallowed(lab, monkeypatch) -> None:
-    import attnlib.widgets.masking as masking
+    from attnlib.widgets import masking
 
     def broken(*args, **kwargs):
         raise RuntimeError("deliberately broken for the test")
