@@ -48,6 +48,8 @@ def execute(notebook: Path) -> float:
     nb = nbformat.read(notebook, as_version=4)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                  "language": "python"}
+    for cell in nb.cells:  # per-cell timestamps would make every re-run a diff
+        cell.metadata.pop("execution", None)
     start = time.perf_counter()
     NotebookClient(
         nb,
@@ -55,6 +57,7 @@ def execute(notebook: Path) -> float:
         kernel_name="python3",
         resources={"metadata": {"path": str(notebook.parent)}},
         store_widget_state=False,
+        record_timing=False,
     ).execute()
     seconds = time.perf_counter() - start
     nbformat.write(nb, notebook)

@@ -346,7 +346,7 @@ print("equals the last rows of the full causal output:",
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from attnlib.widgets.masking import masking_lab
+from attnlib.widgets import masking_lab
 
 masking_lab(scores, tokens)
 
