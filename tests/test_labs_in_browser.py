@@ -2,7 +2,8 @@
 
 Needs Debian's chromium at /usr/bin/chromium (``apt-get install -y chromium``) and the python
 package ``playwright`` (``pip install playwright``; never ``playwright install``, the system browser
-is used). Without them the test is skipped. One JupyterLab server (loopback only, random token,
+is used). Without them the test is skipped, except in CI (environment variable CI set), where
+it fails: .ci/run installs chromium, so a skip there would hide a broken setup. One JupyterLab server (loopback only, random token,
 a copy of the notebooks in a temporary folder, so nothing is saved over the committed files) serves
 the whole module and is stopped at the end, with the browser.
 """
@@ -46,13 +47,22 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     sync_playwright = None
 
-pytestmark = [
-    pytest.mark.skipif(sync_playwright is None,
-                       reason="python playwright missing: pip install playwright"
-                              " (do not run 'playwright install'; the test uses system chromium)"),
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason="/usr/bin/chromium missing: apt-get install -y chromium"),
+MISSING = [
+    reason
+    for absent, reason in (
+        (sync_playwright is None, "python playwright missing: pip install playwright (do not run"
+                                  " 'playwright install'; the test uses system chromium)"),
+        (not CHROMIUM.exists(), "/usr/bin/chromium missing: apt-get install -y chromium"),
+    )
+    if absent
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def browser_tools() -> None:
+    """Skip on a machine without the browser tools; in CI (CI set) that is a failure instead."""
+    if MISSING:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)("; ".join(MISSING))
 
 
 def free_port() -> int:
