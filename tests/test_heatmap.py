@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -13,13 +9,6 @@ import pytest
 from attnlib.heatmap import attention_heatmap
 
 W = np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5]])
-
-
-@pytest.fixture
-def ax():
-    fig, ax = plt.subplots()
-    yield ax
-    plt.close(fig)
 
 
 def test_image_holds_the_matrix_with_queries_as_rows(ax) -> None:

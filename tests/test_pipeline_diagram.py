@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
@@ -16,13 +12,6 @@ from attnlib.pipeline_diagram import draw_attention_pipeline
 STAGES = ["X", "Q", "K", "V", "S", "scale", "softmax", "AV", "out"]
 EDGES = ["X->Q", "X->K", "X->V", "Q->S", "K->S", "S->scale", "scale->softmax", "softmax->AV",
          "V->AV", "AV->out"]
-
-
-@pytest.fixture
-def ax():
-    fig, ax = plt.subplots()
-    yield ax
-    plt.close(fig)
 
 
 def by_gid(artists) -> dict:
