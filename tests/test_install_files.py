@@ -58,3 +58,19 @@ def test_pyproject_runtime_dependencies_are_in_requirements() -> None:
     deps = parse([d.strip().strip('",') for d in block.splitlines()])
     reqs = requirements()
     assert deps and all(reqs.get(name) == bound for name, bound in deps.items()), (deps, reqs)
+
+
+def readme_test_command() -> str:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- test-command -->", 1)[1].split("<!-- /test-command -->", 1)[0]
+    lines = [line for line in block.strip().splitlines() if not line.startswith("```")]
+    assert len(lines) == 1, f"the README's test command should be one line; got {lines}"
+    return lines[0].strip()
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert readme_test_command() in ci_lines, (
+        f".ci/run must run the README's test command, alone on its line:"
+        f" {readme_test_command()!r}"
+    )
