@@ -109,3 +109,29 @@ def batch_shape(name_shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
         raise ValueError(
             f"the leading (batch) dimensions do not broadcast: {described}"
         ) from None
+
+
+def check_probabilities(
+    p: np.ndarray, name: str = "p", axis: int = -1, allow_zero_rows: bool = False
+) -> None:
+    """Raise ValueError unless ``p`` holds finite probabilities that sum to 1 along ``axis``.
+
+    ``allow_zero_rows`` also accepts all-zero rows (the output of a fully masked softmax row).
+    The tolerance on the sums is ``sqrt(eps) * n``: 1.5e-8 * n in float64, 3.5e-4 * n in float32.
+    """
+    check_finite(p, name)
+    if (p < 0).any() or (p > 1).any():
+        raise ValueError(
+            f"{name} must hold probabilities in [0, 1] (softmax outputs); got values from"
+            f" {p.min()} to {p.max()} in {name} of shape {p.shape}"
+        )
+    sums = p.sum(axis=axis)
+    ok = np.isclose(sums, 1, rtol=0, atol=np.sqrt(np.finfo(p.dtype).eps) * p.shape[axis])
+    if allow_zero_rows:
+        ok |= sums == 0
+    if not ok.all():
+        raise ValueError(
+            f"each row of {name} must sum to 1 along axis {axis}"
+            f"{' (or be all zeros)' if allow_zero_rows else ''}; got row sums from {sums.min()}"
+            f" to {sums.max()} in {name} of shape {p.shape}"
+        )

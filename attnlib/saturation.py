@@ -14,25 +14,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_float_array
+from ._validation import as_float_array, check_probabilities
 from .softmax import softmax_jacobian
 
 __all__ = ["entropy", "softmax_jacobian_norm"]
-
-
-def _check_probabilities(p: np.ndarray, axis: int) -> None:
-    if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
-        raise ValueError(
-            f"p must hold probabilities in [0, 1]; got values from {np.nanmin(p)} to"
-            f" {np.nanmax(p)} in p of shape {p.shape}"
-        )
-    sums = p.sum(axis=axis)
-    tol = 1e-4 if p.dtype == np.float32 else 1e-8
-    if not np.isclose(sums, 1, atol=tol * p.shape[axis]).all():
-        raise ValueError(
-            f"p must sum to 1 along axis {axis}; got sums from {sums.min()} to {sums.max()}"
-            f" in p of shape {p.shape}"
-        )
 
 
 def entropy(p: ArrayLike, axis: int = -1) -> np.ndarray:
@@ -53,7 +38,7 @@ def entropy(p: ArrayLike, axis: int = -1) -> np.ndarray:
     p = as_float_array(p, "p", min_ndim=1)
     if not isinstance(axis, (int, np.integer)) or not -p.ndim <= axis < p.ndim:
         raise ValueError(f"axis={axis!r} is out of range for p of shape {p.shape}")
-    _check_probabilities(p, axis)
+    check_probabilities(p, "p", axis=axis)
     terms = np.zeros_like(p)
     np.multiply(p, np.log(p, where=p > 0, out=np.zeros_like(p)), out=terms, where=p > 0)
     # -0.0 for a one-hot row would print as "-0."; adding 0.0 turns it into +0.0.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_bool_mask, as_float_array, check_finite
+from ._validation import as_bool_mask, as_float_array, check_probabilities
 
 
 def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.ndarray:
@@ -83,19 +83,5 @@ def softmax_jacobian(p: ArrayLike) -> np.ndarray:
         to 0.
     """
     p = as_float_array(p, "p", min_ndim=1)
-    check_finite(p, "p")
-    if (p < 0).any() or (p > 1).any():
-        raise ValueError(
-            f"p must hold probabilities in [0, 1] (softmax outputs); got values from"
-            f" {p.min()} to {p.max()} in p of shape {p.shape}"
-        )
-    sums = p.sum(axis=-1)
-    # sqrt(eps) per entry: 1.5e-8 * n in float64, 3.5e-4 * n in float32
-    tol = np.sqrt(np.finfo(p.dtype).eps) * p.shape[-1]
-    ok = np.isclose(sums, 1, rtol=0, atol=tol) | (sums == 0)
-    if not ok.all():
-        raise ValueError(
-            f"each row of p must sum to 1 (a softmax output) or be all zeros; got row sums"
-            f" from {sums.min()} to {sums.max()} in p of shape {p.shape}"
-        )
+    check_probabilities(p, "p", allow_zero_rows=True)
     return p[..., :, None] * np.eye(p.shape[-1], dtype=p.dtype) - p[..., :, None] * p[..., None, :]

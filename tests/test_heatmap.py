@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pytest
 
 from attnlib.heatmap import attention_heatmap
 
