@@ -66,7 +66,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import ipywidgets as widgets
-import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -148,11 +147,11 @@ class LiveFigure:
 
     def png(self) -> bytes:
         """The current canvas as PNG bytes (RGB, zlib level ``PNG_COMPRESS_LEVEL``)."""
-        rgba = np.asarray(self.canvas.buffer_rgba())
+        size = self.canvas.get_width_height()
+        # frombuffer wraps Agg's buffer without a copy; dropping alpha makes the PNG smaller
+        rgba = PILImage.frombuffer("RGBA", size, self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
         buffer = io.BytesIO()
-        PILImage.fromarray(rgba[..., :3]).save(
-            buffer, format="png", compress_level=PNG_COMPRESS_LEVEL
-        )
+        rgba.convert("RGB").save(buffer, format="png", compress_level=PNG_COMPRESS_LEVEL)
         return buffer.getvalue()
 
 
