@@ -106,9 +106,7 @@ def batch_shape(name_shapes: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
         return np.broadcast_shapes(*leading.values())
     except ValueError:
         described = ", ".join(f"{n} shape {s}" for n, s in name_shapes.items())
-        raise ValueError(
-            f"the leading (batch) dimensions do not broadcast: {described}"
-        ) from None
+        raise ValueError(f"the leading (batch) dimensions do not broadcast: {described}") from None
 
 
 def check_probabilities(

@@ -53,17 +53,21 @@ def attention_heatmap(
     w = as_float_array(weights, "weights")
     if w.ndim != 2:
         raise ValueError(f"weights must be a 2-D (T_q, T_k) matrix; got shape {w.shape}")
-    for name, labels, n in (("query_labels", query_labels, w.shape[0]),
-                            ("key_labels", key_labels, w.shape[1])):
+    for name, labels, n in (
+        ("query_labels", query_labels, w.shape[0]),
+        ("key_labels", key_labels, w.shape[1]),
+    ):
         if labels is not None and len(labels) != n:
-            raise ValueError(f"{name} has {len(labels)} labels but weights shape {w.shape}"
-                             f" needs {n}")
+            raise ValueError(
+                f"{name} has {len(labels)} labels but weights shape {w.shape} needs {n}"
+            )
     if ax is None:
         _, ax = plt.subplots(figsize=(1.0 + 0.7 * w.shape[1], 0.8 + 0.6 * w.shape[0]))
     image = ax.imshow(w, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(w.shape[1]), key_labels if key_labels is not None else range(w.shape[1]))
-    ax.set_yticks(range(w.shape[0]),
-                  query_labels if query_labels is not None else range(w.shape[0]))
+    ax.set_yticks(
+        range(w.shape[0]), query_labels if query_labels is not None else range(w.shape[0])
+    )
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query (attending)")
     ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
@@ -75,6 +79,15 @@ def attention_heatmap(
         lo, hi = image.get_clim()
         mid = (lo + hi) / 2
         for i, j in np.ndindex(w.shape):
-            texts.append(ax.text(j, i, fmt.format(w[i, j]), ha="center", va="center",
-                                 fontsize=9, color="white" if w[i, j] > mid else "black"))
+            texts.append(
+                ax.text(
+                    j,
+                    i,
+                    fmt.format(w[i, j]),
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    color="white" if w[i, j] > mid else "black",
+                )
+            )
     return image, texts

@@ -1,6 +1,6 @@
 """The single-head attention pipeline as a picture, with the shape of every tensor on its arrow.
 
-    X -> Q, K, V -> Q K^T -> / sqrt(d_k) -> softmax -> (weights) V -> output
+X -> Q, K, V -> Q K^T -> / sqrt(d_k) -> softmax -> (weights) V -> output
 """
 
 from __future__ import annotations
@@ -105,10 +105,14 @@ def draw_attention_pipeline(
             text += f"\n$W_{name}$: {weights[name]}"
         is_io = name in ("X", "out")
         box = FancyBboxPatch(
-            (x - _BOX_W / 2, y - _BOX_H / 2), _BOX_W, _BOX_H,
+            (x - _BOX_W / 2, y - _BOX_H / 2),
+            _BOX_W,
+            _BOX_H,
             boxstyle="round,pad=0.02,rounding_size=0.15",
             facecolor="#fdf1dc" if is_io else "#e4eef8",
-            edgecolor="#7a5a1c" if is_io else "#2b5d8a", linewidth=1.4, gid=f"box:{name}",
+            edgecolor="#7a5a1c" if is_io else "#2b5d8a",
+            linewidth=1.4,
+            gid=f"box:{name}",
         )
         ax.add_patch(box)
         label = ax.text(x, y, text, ha="center", va="center", fontsize=11, gid=f"boxtext:{name}")
@@ -117,15 +121,31 @@ def draw_attention_pipeline(
     for tail, head, text, (dx, dy), style in arrows:
         (x0, y0, _), (x1, y1, _) = _BOXES[tail], _BOXES[head]
         arrow = FancyArrowPatch(
-            (x0, y0), (x1, y1), arrowstyle="-|>", mutation_scale=16, linewidth=1.3,
-            color="#333333", connectionstyle=style, shrinkA=0, shrinkB=0,
+            (x0, y0),
+            (x1, y1),
+            arrowstyle="-|>",
+            mutation_scale=16,
+            linewidth=1.3,
+            color="#333333",
+            connectionstyle=style,
+            shrinkA=0,
+            shrinkB=0,
             patchA=artists[2 * list(_BOXES).index(tail)],
-            patchB=artists[2 * list(_BOXES).index(head)], gid=f"arrow:{tail}->{head}",
+            patchB=artists[2 * list(_BOXES).index(head)],
+            gid=f"arrow:{tail}->{head}",
         )
         ax.add_patch(arrow)
-        label = ax.text((x0 + x1) / 2 + dx, (y0 + y1) / 2 + dy, text, ha="center", va="center",
-                        fontsize=10, color="#1f1f1f", linespacing=1.1,
-                        gid=f"label:{tail}->{head}")
+        label = ax.text(
+            (x0 + x1) / 2 + dx,
+            (y0 + y1) / 2 + dy,
+            text,
+            ha="center",
+            va="center",
+            fontsize=10,
+            color="#1f1f1f",
+            linespacing=1.1,
+            gid=f"label:{tail}->{head}",
+        )
         artists += [arrow, label]
 
     ax.set_xlim(-0.2, 16.2)
@@ -133,6 +153,7 @@ def draw_attention_pipeline(
     ax.set_axis_off()
     ax.set_title(
         f"Single-head scaled dot-product attention: T = {T}, $d_{{model}}$ = {d_model},"
-        f" $d_k$ = {d_k}, $d_v$ = {d_v}", fontsize=12,
+        f" $d_k$ = {d_k}, $d_v$ = {d_v}",
+        fontsize=12,
     )
     return artists

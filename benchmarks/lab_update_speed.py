@@ -37,8 +37,11 @@ import attnlib.widgets.live as live
 
 def discover_labs() -> dict[str, Callable]:
     """Every public ``*_lab`` function of attnlib.widgets and its submodules, by name."""
-    labs = {name: getattr(attnlib.widgets, name) for name in attnlib.widgets.__all__
-            if name.endswith("_lab")}
+    labs = {
+        name: getattr(attnlib.widgets, name)
+        for name in attnlib.widgets.__all__
+        if name.endswith("_lab")
+    }
     for info in pkgutil.iter_modules(attnlib.widgets.__path__):
         module = importlib.import_module(f"attnlib.widgets.{info.name}")
         for name, obj in inspect.getmembers(module, inspect.isfunction):
@@ -53,8 +56,12 @@ def control_values(control: widgets.ValueWidget) -> list:
     if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
         values = [not start, start]
     elif hasattr(control, "options"):  # SelectionSlider, Dropdown, RadioButtons, ToggleButtons
-        values = [control.options[i] if not isinstance(control.options[i], tuple)
-                  else control.options[i][1] for i in range(len(control.options))]
+        values = [
+            control.options[i]
+            if not isinstance(control.options[i], tuple)
+            else control.options[i][1]
+            for i in range(len(control.options))
+        ]
         values = [*values, *values[::-1]]
     elif isinstance(control, widgets.IntSlider | widgets.BoundedIntText):
         values = list(range(control.min, control.max + 1, control.step))
@@ -119,15 +126,19 @@ def main() -> int:
         png6 = time_updates(lab, args.repeats)
         live.PNG_COMPRESS_LEVEL = 1
         original = lab.live.refresh
-        lab.live.refresh = lambda: original(full=True)
+        lab.live.refresh = lambda original=original: original(full=True)
         full = time_updates(lab, args.repeats)
         lab.live.refresh = original
         naive = time_naive(lab, max(1, args.repeats // 2))
         width, height = lab.live.canvas.get_width_height()
-        print(f"{name}: {len(lab.controls)} controls, {n_moves} moves per pass,"
-              f" {width}x{height} px, {len(lab.live.image.value) / 1024:.0f} KiB per frame")
-        print(f"  blit, png 1 (shipped) : {ms(shipped):6.1f} ms median,"
-              f" {1000 * max(shipped):.1f} ms max")
+        print(
+            f"{name}: {len(lab.controls)} controls, {n_moves} moves per pass,"
+            f" {width}x{height} px, {len(lab.live.image.value) / 1024:.0f} KiB per frame"
+        )
+        print(
+            f"  blit, png 1 (shipped) : {ms(shipped):6.1f} ms median,"
+            f" {1000 * max(shipped):.1f} ms max"
+        )
         print(f"  blit, png 6           : {ms(png6):6.1f} ms")
         print(f"  full redraw, png 1    : {ms(full):6.1f} ms")
         print(f"  naive rebuild+savefig : {ms(naive):6.1f} ms")

@@ -71,6 +71,5 @@ def readme_test_command() -> str:
 def test_ci_runs_the_readme_test_command() -> None:
     ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     assert readme_test_command() in ci_lines, (
-        f".ci/run must run the README's test command, alone on its line:"
-        f" {readme_test_command()!r}"
+        f".ci/run must run the README's test command, alone on its line: {readme_test_command()!r}"
     )

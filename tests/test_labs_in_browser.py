@@ -3,9 +3,10 @@
 Needs Debian's chromium at /usr/bin/chromium (``apt-get install -y chromium``) and the python
 package ``playwright`` (``pip install playwright``; never ``playwright install``, the system browser
 is used). Without them the test is skipped, except in CI (environment variable CI set), where
-it fails: .ci/run installs chromium, so a skip there would hide a broken setup. One JupyterLab server (loopback only, random token,
-a copy of the notebooks in a temporary folder, so nothing is saved over the committed files) serves
-the whole module and is stopped at the end, with the browser.
+it fails: .ci/run installs chromium, so a skip there would hide a broken setup. One JupyterLab
+server (loopback only, random token, a copy of the notebooks in a temporary folder, so nothing
+is saved over the committed files) serves the whole module and is stopped at the end, with
+the browser.
 """
 
 from __future__ import annotations
@@ -27,16 +28,23 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def lab_notebooks() -> list[Path]:
     """Notebooks that display a lab from attnlib.widgets (found by reading their code cells)."""
     found = []
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
-                         if c.cell_type == "code")
+        code = "\n".join(
+            c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"
+        )
         if "attnlib.widgets" in code and re.search(r"\b\w+_lab\(", code):
             found.append(path)
     return found
@@ -50,8 +58,11 @@ except ImportError:  # pragma: no cover - depends on the environment
 MISSING = [
     reason
     for absent, reason in (
-        (sync_playwright is None, "python playwright missing: pip install playwright (do not run"
-                                  " 'playwright install'; the test uses system chromium)"),
+        (
+            sync_playwright is None,
+            "python playwright missing: pip install playwright (do not run"
+            " 'playwright install'; the test uses system chromium)",
+        ),
         (not CHROMIUM.exists(), "/usr/bin/chromium missing: apt-get install -y chromium"),
     )
     if absent
@@ -81,8 +92,10 @@ def server(tmp_path_factory):
         shutil.copy(path, work / path.name)
     settings = {  # no news toast; render every cell (no windowing), so outputs stay in the page
         ("apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
-        ("notebook-extension", "tracker"): {"windowingMode": "none",
-                                            "autoStartDefaultKernel": True},
+        ("notebook-extension", "tracker"): {
+            "windowingMode": "none",
+            "autoStartDefaultKernel": True,
+        },
     }
     for (extension, plugin), values in settings.items():
         folder = home / "settings" / "@jupyterlab" / extension
@@ -92,12 +105,24 @@ def server(tmp_path_factory):
     log = open(home / "server.log", "wb")  # noqa: SIM115 - closed in the finally below
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(home / "rt")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
-         "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}",
-         f"--ServerApp.root_dir={work}", "--ServerApp.port_retries=0", "--allow-root",
-         f"--LabApp.user_settings_dir={home / 'settings'}",
-         f"--LabApp.workspaces_dir={home / 'workspaces'}"],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.token={token}",
+            f"--ServerApp.root_dir={work}",
+            "--ServerApp.port_retries=0",
+            "--allow-root",
+            f"--LabApp.user_settings_dir={home / 'settings'}",
+            f"--LabApp.workspaces_dir={home / 'workspaces'}",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -163,18 +188,21 @@ def test_every_control_moves_the_picture(server, browser, notebook: Path, tmp_pa
         page.goto(f"{base}/lab/tree/{notebook.name}?reset&token={token}", timeout=30_000)
         page.locator(".jp-Notebook").first.wait_for(timeout=30_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
-            timeout=30_000)
+            timeout=30_000
+        )
         # Before anything runs, the saved lab output shows its stored picture (the PNG beside
         # the widget view), as it does on GitHub and in static HTML.
-        stored = page.locator(".jp-CodeCell").filter(has_text="_lab(").first.locator(
-            ".jp-OutputArea-output.jp-RenderedImage img")
+        stored = (
+            page.locator(".jp-CodeCell")
+            .filter(has_text="_lab(")
+            .first.locator(".jp-OutputArea-output.jp-RenderedImage img")
+        )
         stored.first.wait_for(state="attached", timeout=10_000)
         stored.first.scroll_into_view_if_needed()
         page.screenshot(path=tmp_path / "opened.png")
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.locator("[data-command='runmenu:run-all']").click()
-        lab = page.locator(".jp-OutputArea-output").filter(
-            has=page.locator(".widget-slider")).first
+        lab = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).first
         lab.wait_for(timeout=30_000)
         lab.locator("img").first.wait_for(timeout=10_000)
         lab.scroll_into_view_if_needed()
@@ -216,8 +244,12 @@ def test_every_control_moves_the_picture(server, browser, notebook: Path, tmp_pa
             select.select_option(label=next(o for o in options if o != current))
             picture = wait_for_new_image(lab, picture, f"choosing in dropdown {i}")
         lab.screenshot(path=tmp_path / "after.png")
-        assert lab.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
-                           ).count() == 0, "the lab shows an error"
+        assert (
+            lab.locator(
+                ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+            ).count()
+            == 0
+        ), "the lab shows an error"
         assert not errors, f"errors in the page: {errors}"
     except BaseException:
         page.screenshot(path=tmp_path / "failure.png")

@@ -134,9 +134,7 @@ def test_a_padded_query_is_labelled_as_such(lab) -> None:
 
 
 @pytest.mark.parametrize("mask_type", MASK_TYPES)
-def test_masked_keys_are_drawn_with_weight_exactly_zero_and_rows_sum_to_one(
-    lab, mask_type
-) -> None:
+def test_masked_keys_are_drawn_with_weight_exactly_zero_and_rows_sum_to_one(lab, mask_type) -> None:
     lab.controls["mask_type"].value = mask_type
     for length, query in [(1, 0), (1, 8), (4, 3), (4, 4), (T, 0), (T, 8)]:
         lab.controls["length"].value = length

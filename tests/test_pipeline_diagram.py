@@ -10,8 +10,18 @@ from matplotlib.text import Text
 from attnlib.pipeline_diagram import draw_attention_pipeline
 
 STAGES = ["X", "Q", "K", "V", "S", "scale", "softmax", "AV", "out"]
-EDGES = ["X->Q", "X->K", "X->V", "Q->S", "K->S", "S->scale", "scale->softmax", "softmax->AV",
-         "V->AV", "AV->out"]
+EDGES = [
+    "X->Q",
+    "X->K",
+    "X->V",
+    "Q->S",
+    "K->S",
+    "S->scale",
+    "scale->softmax",
+    "softmax->AV",
+    "V->AV",
+    "AV->out",
+]
 
 
 def by_gid(artists) -> dict:
@@ -28,7 +38,7 @@ def test_draws_one_box_with_text_per_stage(ax) -> None:
 
 def test_draws_one_labelled_arrow_per_edge_of_the_pipeline(ax) -> None:
     found = by_gid(draw_attention_pipeline(4, 8, 4, 2, ax=ax))
-    arrows = sorted(g[len("arrow:"):] for g in found if g.startswith("arrow:"))
+    arrows = sorted(g[len("arrow:") :] for g in found if g.startswith("arrow:"))
     assert arrows == sorted(EDGES)
     for edge in EDGES:
         assert isinstance(found[f"arrow:{edge}"], FancyArrowPatch)
@@ -40,10 +50,16 @@ def test_arrow_labels_carry_the_shapes_of_their_tensors(ax) -> None:
     T, d_model, d_k, d_v = 3, 11, 5, 7
     found = by_gid(draw_attention_pipeline(T, d_model, d_k, d_v, ax=ax))
     expected = {
-        "X->Q": (T, d_model), "X->K": (T, d_model), "X->V": (T, d_model),
-        "Q->S": (T, d_k), "K->S": (d_k, T),  # the key arrow carries K transposed
-        "S->scale": (T, T), "scale->softmax": (T, T), "softmax->AV": (T, T),
-        "V->AV": (T, d_v), "AV->out": (T, d_v),
+        "X->Q": (T, d_model),
+        "X->K": (T, d_model),
+        "X->V": (T, d_model),
+        "Q->S": (T, d_k),
+        "K->S": (d_k, T),  # the key arrow carries K transposed
+        "S->scale": (T, T),
+        "scale->softmax": (T, T),
+        "softmax->AV": (T, T),
+        "V->AV": (T, d_v),
+        "AV->out": (T, d_v),
     }
     for edge, shape in expected.items():
         assert f"({shape[0]}, {shape[1]})" in found[f"label:{edge}"].get_text(), edge
@@ -72,8 +88,10 @@ def test_makes_its_own_figure_without_an_axes() -> None:
 
 
 @pytest.mark.parametrize("name", ["T", "d_model", "d_k", "d_v"])
-@pytest.mark.parametrize("bad, error", [(0, ValueError), (-3, ValueError), (2.5, TypeError),
-                                        (True, TypeError), ("4", TypeError)])
+@pytest.mark.parametrize(
+    "bad, error",
+    [(0, ValueError), (-3, ValueError), (2.5, TypeError), (True, TypeError), ("4", TypeError)],
+)
 def test_rejects_a_size_that_is_not_a_positive_integer(ax, name, bad, error) -> None:
     sizes = {"T": 4, "d_model": 8, "d_k": 4, "d_v": 2, name: bad}
     with pytest.raises(error, match=rf"^{name} must"):

@@ -17,15 +17,18 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 PUBLISHED = {
     "03_worked_example_it": [
         # "it" query (seed 000): scores, both softmaxes, both outputs
-        "[5, 3, 4, 4]", "scaled scores: [2.5, 1.5, 2, 2]",
+        "[5, 3, 4, 4]",
+        "scaled scores: [2.5, 1.5, 2, 2]",
         "softmax(raw)    = [0.5344, 0.0723, 0.1966, 0.1966]",
         "softmax(scaled) = [0.3875, 0.1425, 0.2350, 0.2350]",
         "output(raw weights)    = [1.7311, 0.2689, 2.1932, 1.0000]",
         "output(scaled weights) = [1.6225, 0.3775, 1.8674, 1.0000]",
         # the seed's own code block, printed as the seed prints it
-        "weights[3] = [0.3875 0.1425 0.235  0.235 ]", "output[3]  = [1.6225 0.3775 1.8674 1.    ]",
+        "weights[3] = [0.3875 0.1425 0.235  0.235 ]",
+        "output[3]  = [1.6225 0.3775 1.8674 1.    ]",
         # "late" query (seed 000, question 4)
-        "raw scores:      [2, 4, 3, 3]", "scaled scores:   [1, 2, 1.5, 1.5]",
+        "raw scores:      [2, 4, 3, 3]",
+        "scaled scores:   [1, 2, 1.5, 1.5]",
         "softmax(raw)   = [0.0723, 0.5344, 0.1966, 0.1966]",
         "softmax(scaled)= [0.1425, 0.3875, 0.2350, 0.2350]",
         "output(scaled weights) = [1.3775, 0.6225, 1.1326, 1.0000]",
@@ -34,12 +37,17 @@ PUBLISHED = {
         "Output = A @ V = [[1.2384, 1.7616], [2.7616, 0.2384]]",
         "exact output:         [[1.238406, 1.761594], [2.761594, 0.238406]]",
         # seed 004, exercises 1 and 2
-        "exp(16) = 8,886,110.52", "exp(2)  = 7.389", "output = p @ V = [5.0, 10.0]",
+        "exp(16) = 8,886,110.52",
+        "exp(2)  = 7.389",
+        "output = p @ V = [5.0, 10.0]",
     ],
     "02_why_sqrt_dk": ["8,886,110", "7.389", "1.07e+13", "11.3"],
     "04_softmax_saturation": [
-        "softmax([1, 2, 3])   = [0.09 0.24 0.67]", "softmax([8, 16, 24]) = [0.00 0.00 1.00]",
-        "8,886,110", "7.389", "1.07e+13",
+        "softmax([1, 2, 3])   = [0.09 0.24 0.67]",
+        "softmax([8, 16, 24]) = [0.00 0.00 1.00]",
+        "8,886,110",
+        "7.389",
+        "1.07e+13",
     ],
 }
 

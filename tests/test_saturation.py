@@ -11,8 +11,9 @@ from hypothesis.extra.numpy import arrays
 from attnlib import softmax
 from attnlib.saturation import entropy, softmax_jacobian_norm
 
-scores = arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(2, 9)),
-                elements=st.floats(-30, 30))
+scores = arrays(
+    np.float64, st.tuples(st.integers(1, 4), st.integers(2, 9)), elements=st.floats(-30, 30)
+)
 
 
 def test_entropy_of_uniform_is_log_n() -> None:
@@ -68,8 +69,9 @@ def test_jacobian_norm_of_one_hot_is_zero() -> None:
 def test_jacobian_norm_matches_finite_differences_of_softmax() -> None:
     x = np.array([0.3, -1.2, 2.0, 0.5])
     eps = 1e-6
-    numeric = np.stack([(softmax(x + eps * e) - softmax(x - eps * e)) / (2 * eps)
-                        for e in np.eye(4)], axis=1)
+    numeric = np.stack(
+        [(softmax(x + eps * e) - softmax(x - eps * e)) / (2 * eps) for e in np.eye(4)], axis=1
+    )
     assert softmax_jacobian_norm(softmax(x)) == pytest.approx(np.linalg.norm(numeric), rel=1e-6)
 
 

@@ -33,7 +33,8 @@ def test_curves_hold_every_slider_position_scaled_and_unscaled() -> None:
     raw_256 = softmax(KEYS[:, :256] @ QUERIES[0, :256])
     assert curves["entropy_raw"][8] == pytest.approx(float(entropy(raw_256)))
     assert curves["jacobian_scaled"][8] == pytest.approx(
-        float(softmax_jacobian_norm(softmax(KEYS[:, :256] @ QUERIES[0, :256] / 16))))
+        float(softmax_jacobian_norm(softmax(KEYS[:, :256] @ QUERIES[0, :256] / 16)))
+    )
 
 
 def test_unscaled_large_d_k_goes_one_hot_and_the_gradient_vanishes() -> None:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
 
-import nbformat  # noqa: E402
-from jupytext.cli import jupytext as jupytext_cli  # noqa: E402
-from nbclient import NotebookClient  # noqa: E402
+import nbformat
+from jupytext.cli import jupytext as jupytext_cli
+from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -46,8 +46,11 @@ def sync(notebook: Path) -> None:
 def execute(notebook: Path) -> float:
     """Run ``notebook`` in a fresh kernel, store its outputs, and return the seconds it took."""
     nb = nbformat.read(notebook, as_version=4)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
     for cell in nb.cells:  # per-cell timestamps would make every re-run a diff
         cell.metadata.pop("execution", None)
     start = time.perf_counter()

@@ -208,8 +208,9 @@ class Lab(widgets.VBox):
         self.last_error: BaseException | None = None
         self.state: Any = None
         header = [widgets.HTML(f"<b>{title}</b>")] if title else []
-        rows = [widgets.HBox(list(self.controls.values()),
-                             layout=widgets.Layout(flex_flow="row wrap"))]
+        rows = [
+            widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))
+        ]
         super().__init__(children=[*header, *rows, self.live.image, self.errors])
         for control in self.controls.values():
             control.observe(self._on_change, names="value")

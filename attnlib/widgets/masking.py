@@ -30,14 +30,30 @@ from ..masks import causal_mask, padding_mask
 from ..softmax import softmax
 from .live import Lab, slider_style
 
-__all__ = ["MASK_TYPES", "SENTENCE", "masking_lab", "masking_weights", "sentence_scores",
-           "update_masking_view"]
+__all__ = [
+    "MASK_TYPES",
+    "SENTENCE",
+    "masking_lab",
+    "masking_weights",
+    "sentence_scores",
+    "update_masking_view",
+]
 
 #: The mask types the lab offers, in the order of its buttons.
 MASK_TYPES: tuple[str, ...] = ("none", "causal", "padding", "causal + padding")
 
 #: The sentence of seed 003, one token per word.
-SENTENCE: tuple[str, ...] = tuple("The animal crossed the road because it was tired".split())
+SENTENCE: tuple[str, ...] = (
+    "The",
+    "animal",
+    "crossed",
+    "the",
+    "road",
+    "because",
+    "it",
+    "was",
+    "tired",
+)
 
 _ALLOWED = "#1f77b4"
 _MASKED = "#c7c7c7"
@@ -126,8 +142,7 @@ def _make_view(figure: Figure, tokens: Sequence[str]) -> tuple[dict[str, Any], l
 
     # One RGBA image: weights through the colormap, masked cells painted grey (one artist to draw).
     image = ax_map.imshow(np.zeros((T, T, 4)), aspect="auto", interpolation="nearest")
-    ax_map.set_xticks(range(T), tokens, rotation=60, ha="left", rotation_mode="anchor",
-                      fontsize=9)
+    ax_map.set_xticks(range(T), tokens, rotation=60, ha="left", rotation_mode="anchor", fontsize=9)
     ax_map.set_yticks(range(T), tokens, fontsize=9)
     ax_map.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
     ax_map.set_ylabel("query (attending)")
@@ -138,20 +153,28 @@ def _make_view(figure: Figure, tokens: Sequence[str]) -> tuple[dict[str, Any], l
     bars = ax_bar.bar(range(T), np.zeros(T), color=_ALLOWED, width=0.75)
     ax_bar.set_xlim(-0.6, T - 0.4)
     ax_bar.set_ylim(0, 1.12)
-    ax_bar.set_xticks(range(T), tokens, rotation=40, ha="right", rotation_mode="anchor",
-                      fontsize=9)
+    ax_bar.set_xticks(range(T), tokens, rotation=40, ha="right", rotation_mode="anchor", fontsize=9)
     ax_bar.set_ylabel("weight")
     ax_bar.set_title("the outlined row: weight on each key (x = masked)", fontsize=10)
     ax_bar.grid(axis="y", alpha=0.3)
     values = [ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=8) for j in range(T)]
-    (crosses,) = ax_bar.plot([], [], linestyle="none", marker="x", markersize=9,
-                             markeredgewidth=2, color="dimgray")
+    (crosses,) = ax_bar.plot(
+        [], [], linestyle="none", marker="x", markersize=9, markeredgewidth=2, color="dimgray"
+    )
 
     heading = figure.text(0.5, 0.965, " ", ha="center", va="top", fontsize=11)
     detail = figure.text(0.5, 0.905, " ", ha="center", va="top", fontsize=10, color="dimgray")
 
-    view = {"tokens": tuple(tokens), "image": image, "row_box": row_box, "bars": list(bars),
-            "values": values, "crosses": crosses, "heading": heading, "detail": detail}
+    view = {
+        "tokens": tuple(tokens),
+        "image": image,
+        "row_box": row_box,
+        "bars": list(bars),
+        "values": values,
+        "crosses": crosses,
+        "heading": heading,
+        "detail": detail,
+    }
     animated = [image, row_box, *bars, *values, crosses, heading, detail]
     return view, animated
 
@@ -213,9 +236,17 @@ def update_masking_view(
         detail = "every key is allowed"
     view["heading"].set_text(heading)
     view["detail"].set_text(detail)
-    return {"mask": mask, "weights": weights, "row": row, "row_sum": float(row.sum()),
-            "query": query, "mask_type": mask_type, "length": used_length,
-            "heading": heading, "detail": detail}
+    return {
+        "mask": mask,
+        "weights": weights,
+        "row": row,
+        "row_sum": float(row.sum()),
+        "query": query,
+        "mask_type": mask_type,
+        "length": used_length,
+        "heading": heading,
+        "detail": detail,
+    }
 
 
 def masking_lab(
@@ -262,24 +293,40 @@ def masking_lab(
 
     controls = {
         "query": widgets.SelectionSlider(
-            options=[(f"{i}: {tok}", i) for i, tok in enumerate(labels)], value=query,
-            description="query token", style=slider_style(),
-            layout=widgets.Layout(width="340px")),
+            options=[(f"{i}: {tok}", i) for i, tok in enumerate(labels)],
+            value=query,
+            description="query token",
+            style=slider_style(),
+            layout=widgets.Layout(width="340px"),
+        ),
         "mask_type": widgets.ToggleButtons(
-            options=list(MASK_TYPES), value=mask_type, description="mask",
-            style={"description_width": "initial", "button_width": "135px"}),
+            options=list(MASK_TYPES),
+            value=mask_type,
+            description="mask",
+            style={"description_width": "initial", "button_width": "135px"},
+        ),
         "length": widgets.IntSlider(
-            value=length, min=1, max=T, description="padding: sentence length",
-            style=slider_style(), disabled="padding" not in mask_type,
-            layout=widgets.Layout(width="340px")),
+            value=length,
+            min=1,
+            max=T,
+            description="padding: sentence length",
+            style=slider_style(),
+            disabled="padding" not in mask_type,
+            layout=widgets.Layout(width="340px"),
+        ),
     }
 
     def update_view(view: dict[str, Any], **values: Any) -> dict[str, Any]:
         return update_masking_view(view, scores=s, **values)
 
-    lab = Lab(controls, lambda fig: _make_view(fig, labels), update_view,
-              figsize=(10.0, 4.3), dpi=72,
-              title="Masking lab: which keys may each query attend to?")
+    lab = Lab(
+        controls,
+        lambda fig: _make_view(fig, labels),
+        update_view,
+        figsize=(10.0, 4.3),
+        dpi=72,
+        title="Masking lab: which keys may each query attend to?",
+    )
 
     def follow_mask_type(change: dict) -> None:
         controls["length"].disabled = "padding" not in change["new"]

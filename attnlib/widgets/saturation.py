@@ -132,9 +132,10 @@ def _make_view(n_tokens: int):
 
         view = {"bars": bars, "readout": readout}
         animated = [*bars, readout]
-        panels = ((ax_h, "entropy", np.log(n_tokens), "entropy $H$ (nats)",
-                   f"uniform: ln {n_tokens}"),
-                  (ax_j, "jacobian", 0.5, r"Jacobian norm $\|J\|_F$", None))
+        panels = (
+            (ax_h, "entropy", np.log(n_tokens), "entropy $H$ (nats)", f"uniform: ln {n_tokens}"),
+            (ax_j, "jacobian", 0.5, r"Jacobian norm $\|J\|_F$", None),
+        )
         for ax, key, top, ylabel, ref_label in panels:
             ax.set_xscale("log", base=2)
             ax.set_xlim(0.8, _MAX_D * 1.25)
@@ -212,13 +213,29 @@ def saturation_lab(
     if query >= queries.shape[0]:
         raise ValueError(f"query={query} is out of range for n_tokens={queries.shape[0]}")
     controls = {
-        "d_k": widgets.SelectionSlider(options=D_K_OPTIONS, value=d_k, description="d_k",
-                                       continuous_update=True, style=slider_style()),
-        "scaled": widgets.Checkbox(value=bool(scaled), description="divide scores by √d_k",
-                                   style=slider_style()),
-        "query": widgets.IntSlider(value=query, min=0, max=queries.shape[0] - 1,
-                                   description="query token", style=slider_style()),
+        "d_k": widgets.SelectionSlider(
+            options=D_K_OPTIONS,
+            value=d_k,
+            description="d_k",
+            continuous_update=True,
+            style=slider_style(),
+        ),
+        "scaled": widgets.Checkbox(
+            value=bool(scaled), description="divide scores by √d_k", style=slider_style()
+        ),
+        "query": widgets.IntSlider(
+            value=query,
+            min=0,
+            max=queries.shape[0] - 1,
+            description="query token",
+            style=slider_style(),
+        ),
     }
-    return Lab(controls, _make_view(queries.shape[0]), _update_view(queries, keys),
-               figsize=(9.6, 3.0), dpi=80,
-               title="Softmax saturation: drag d_k up, with and without the 1/√d_k scale")
+    return Lab(
+        controls,
+        _make_view(queries.shape[0]),
+        _update_view(queries, keys),
+        figsize=(9.6, 3.0),
+        dpi=80,
+        title="Softmax saturation: drag d_k up, with and without the 1/√d_k scale",
+    )

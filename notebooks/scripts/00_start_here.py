@@ -71,12 +71,9 @@
 # %%
 import numpy as np
 
-Q = np.array([[2.0, 0.0, 2.0, 0.0],
-              [0.0, 4.0, 0.0, 2.0]])   # 2 queries, d_k = 4
-K = np.array([[1.0, 0.0, 1.0, 0.0],
-              [0.0, 1.0, 0.0, 0.0]])   # 2 keys,    d_k = 4
-V = np.array([[1.0, 2.0],
-              [3.0, 0.0]])             # 2 values,  d_v = 2
+Q = np.array([[2.0, 0.0, 2.0, 0.0], [0.0, 4.0, 0.0, 2.0]])  # 2 queries, d_k = 4
+K = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0]])  # 2 keys,    d_k = 4
+V = np.array([[1.0, 2.0], [3.0, 0.0]])  # 2 values,  d_v = 2
 
 d_k = Q.shape[-1]
 scores = Q @ K.T / np.sqrt(d_k)

@@ -83,10 +83,10 @@ from attnlib import examples
 np.set_printoptions(precision=4, suppress=True)
 
 tokens = examples.ORDER_TOKENS
-X = examples.ORDER_X          # (T, d_model) = (4, 4): one row per token
-W_Q = examples.ORDER_W_Q      # (d_model, d_k)
-W_K = examples.ORDER_W_K      # (d_model, d_k)
-W_V = examples.ORDER_W_V      # (d_model, d_v)
+X = examples.ORDER_X  # (T, d_model) = (4, 4): one row per token
+W_Q = examples.ORDER_W_Q  # (d_model, d_k)
+W_K = examples.ORDER_W_K  # (d_model, d_k)
+W_V = examples.ORDER_W_V  # (d_model, d_v)
 
 for name, x in zip(tokens, X):
     print(f"x_{name:<5} = {x}")
@@ -162,7 +162,7 @@ print("K computed with W_K equals Q:", np.array_equal(K, Q))
 # First, a key projection of the wrong width. numpy refuses the product:
 
 # %%
-W_K_too_narrow = W_K[:, :3]             # (d_model, 3): keys of width 3, queries of width 4
+W_K_too_narrow = W_K[:, :3]  # (d_model, 3): keys of width 3, queries of width 4
 K_too_narrow = X @ W_K_too_narrow
 print("Q shape", Q.shape, " K shape", K_too_narrow.shape)
 try:
@@ -180,13 +180,13 @@ rng = np.random.default_rng(SEED)
 
 d_k = Q.shape[-1]
 d_v = 6
-W_V6 = rng.standard_normal((X.shape[-1], d_v))     # (d_model, d_v) = (4, 6)
-V6 = X @ W_V6                                        # (T, d_v)
+W_V6 = rng.standard_normal((X.shape[-1], d_v))  # (d_model, d_v) = (4, 6)
+V6 = X @ W_V6  # (T, d_v)
 
-S = Q @ K.T / np.sqrt(d_k)                           # (T, T)
+S = Q @ K.T / np.sqrt(d_k)  # (T, T)
 A = np.exp(S - S.max(axis=-1, keepdims=True))
-A = A / A.sum(axis=-1, keepdims=True)                # (T, T), rows sum to 1
-out6 = A @ V6                                        # (T, T) @ (T, d_v) = (T, d_v)
+A = A / A.sum(axis=-1, keepdims=True)  # (T, T), rows sum to 1
+out6 = A @ V6  # (T, T) @ (T, d_v) = (T, d_v)
 
 print("Q", Q.shape, " K", K.shape, " V", V6.shape, " weights", A.shape, " output", out6.shape)
 
@@ -215,6 +215,7 @@ except ValueError as err:
 # $d_{model} = 8$, $d_k = 4$, $d_v = 2$. Random numbers stand in for learned weights; only the
 # shapes matter here.
 
+
 # %%
 def shape_table(rows):
     """Print (tensor, formula, symbolic shape, array) rows with the array's actual shape."""
@@ -240,22 +241,24 @@ assert Q2.shape == K2.shape == (T, d_k) and V2.shape == (T, d_v)
 assert S_raw.shape == S2.shape == A2.shape == (T, T)
 assert O2.shape == (T, d_v) and final2.shape == (T, d_model)
 
-shape_table([
-    ("X", "input", "(T, d_model)", X2),
-    ("W_q", "learned", "(d_model, d_k)", W_q),
-    ("Q", "X @ W_q", "(T, d_k)", Q2),
-    ("W_k", "learned", "(d_model, d_k)", W_k),
-    ("K", "X @ W_k", "(T, d_k)", K2),
-    ("K^T", "K.T", "(d_k, T)", K2.T),
-    ("S_raw", "Q @ K^T", "(T, T)", S_raw),
-    ("S", "S_raw / sqrt(d_k)", "(T, T)", S2),
-    ("A", "softmax(S)", "(T, T)", A2),
-    ("W_v", "learned", "(d_model, d_v)", W_v),
-    ("V", "X @ W_v", "(T, d_v)", V2),
-    ("O", "A @ V", "(T, d_v)", O2),
-    ("W_o", "learned", "(d_v, d_model)", W_o),
-    ("final", "O @ W_o", "(T, d_model)", final2),
-])
+shape_table(
+    [
+        ("X", "input", "(T, d_model)", X2),
+        ("W_q", "learned", "(d_model, d_k)", W_q),
+        ("Q", "X @ W_q", "(T, d_k)", Q2),
+        ("W_k", "learned", "(d_model, d_k)", W_k),
+        ("K", "X @ W_k", "(T, d_k)", K2),
+        ("K^T", "K.T", "(d_k, T)", K2.T),
+        ("S_raw", "Q @ K^T", "(T, T)", S_raw),
+        ("S", "S_raw / sqrt(d_k)", "(T, T)", S2),
+        ("A", "softmax(S)", "(T, T)", A2),
+        ("W_v", "learned", "(d_model, d_v)", W_v),
+        ("V", "X @ W_v", "(T, d_v)", V2),
+        ("O", "A @ V", "(T, d_v)", O2),
+        ("W_o", "learned", "(d_v, d_model)", W_o),
+        ("final", "O @ W_o", "(T, d_model)", final2),
+    ]
+)
 
 # %% [markdown]
 # This is seed 004's summary reference table, row for row. The output projection
@@ -274,6 +277,7 @@ shape_table([
 # `np.swapaxes(K, -1, -2)` (`K.T` would reverse all three axes and scramble the batch).
 #
 # Exercise 3 uses $B = 1$, $T = 4$, $d_{model} = 8$, $d_k = d_v = 4$.
+
 
 # %%
 def batched_shape_flow(B, T, d_model, d_k, d_v, rng):

@@ -45,7 +45,7 @@ import numpy as np
 from attnlib import sample_dot_products
 
 np.set_printoptions(precision=4, suppress=True)
-SEED = 1706                      # arXiv 1706.03762, "Attention Is All You Need"
+SEED = 1706  # arXiv 1706.03762, "Attention Is All You Need"
 rng = np.random.default_rng(SEED)
 N_PAIRS = 200_000
 
@@ -86,7 +86,7 @@ print(f"Var(q_m k_m) from {N_PAIRS:,} draws: {np.var(q_m * k_m):.4f}   (theory: 
 
 # %%
 mu_X, sd_X = 2.0, 3.0
-mu_Y, sd_Y = 1.5, 1.5                       # an exponential's std equals its mean
+mu_Y, sd_Y = 1.5, 1.5  # an exponential's std equals its mean
 X = rng.normal(mu_X, sd_X, N_PAIRS)
 Y = rng.exponential(mu_Y, N_PAIRS)
 
@@ -149,8 +149,10 @@ for d_k in (1, 1024):
 xy = X * Y
 m4 = np.mean((xy - xy.mean()) ** 4)
 se = np.sqrt((m4 - np.var(xy) ** 2) / N_PAIRS)
-print(f"Var(XY): Monte Carlo {np.var(xy):.3f} +- {se:.3f} (1 SE);"
-      f" formula {formula:.3f}, z = {(np.var(xy) - formula) / se:+.2f}")
+print(
+    f"Var(XY): Monte Carlo {np.var(xy):.3f} +- {se:.3f} (1 SE);"
+    f" formula {formula:.3f}, z = {(np.var(xy) - formula) / se:+.2f}"
+)
 
 # %% [markdown]
 # ## The Monte Carlo table seed 000 refers to
@@ -161,12 +163,14 @@ print(f"Var(XY): Monte Carlo {np.var(xy):.3f} +- {se:.3f} (1 SE);"
 
 # %%
 d_k = 16
-q = rng.standard_normal((N_PAIRS, d_k))     # 200,000 queries, entries N(0, 1)
-k = rng.standard_normal((N_PAIRS, d_k))     # 200,000 keys
-scores = (q * k).sum(axis=1)                # one dot product per pair
+q = rng.standard_normal((N_PAIRS, d_k))  # 200,000 queries, entries N(0, 1)
+k = rng.standard_normal((N_PAIRS, d_k))  # 200,000 keys
+scores = (q * k).sum(axis=1)  # one dot product per pair
 
-print(f"d_k = {d_k}: mean {scores.mean():.4f}, variance {scores.var():.4f},"
-      f" std {scores.std():.4f}   (theory: 0, {d_k}, {np.sqrt(d_k):.4f})")
+print(
+    f"d_k = {d_k}: mean {scores.mean():.4f}, variance {scores.var():.4f},"
+    f" std {scores.std():.4f}   (theory: 0, {d_k}, {np.sqrt(d_k):.4f})"
+)
 
 # %% [markdown]
 # At $d_k = 1024$ those two arrays would hold 3.3 GB. `attnlib.sample_dot_products` draws the
@@ -193,13 +197,17 @@ raw = {d: sample_dot_products(d, N_PAIRS, rng) for d in D_KS}
 
 def variance_table(samples, theory_var):
     """Print mean, variance, std of each sample beside the theory, with the variance's z-score."""
-    print(f"{'d_k':>5} {'sqrt(d_k)':>9} {'mean':>8} {'theory var':>10} {'var':>10}"
-          f" {'SE(var)':>8} {'z':>6} {'std':>8}")
+    print(
+        f"{'d_k':>5} {'sqrt(d_k)':>9} {'mean':>8} {'theory var':>10} {'var':>10}"
+        f" {'SE(var)':>8} {'z':>6} {'std':>8}"
+    )
     for d, s in samples.items():
         var = s.var()
         se = theory_var(d) * np.sqrt((2 + 6 / d) / s.size)
-        print(f"{d:>5} {np.sqrt(d):>9.4f} {s.mean():>8.4f} {theory_var(d):>10.4f} {var:>10.4f}"
-              f" {se:>8.4f} {(var - theory_var(d)) / se:>+6.2f} {s.std():>8.4f}")
+        print(
+            f"{d:>5} {np.sqrt(d):>9.4f} {s.mean():>8.4f} {theory_var(d):>10.4f} {var:>10.4f}"
+            f" {se:>8.4f} {(var - theory_var(d)) / se:>+6.2f} {s.std():>8.4f}"
+        )
 
 
 print(f"raw scores q.k, {N_PAIRS:,} pairs per row")
@@ -229,11 +237,23 @@ rel_se = np.sqrt((2 + 6 / d_arr) / N_PAIRS)
 
 fig, ax = plt.subplots(figsize=(7, 4.6))
 ax.plot(d_arr, d_arr, color="tab:blue", lw=1, alpha=0.6, label=r"theory: $d_k$")
-ax.errorbar(d_arr, raw_var, yerr=2 * rel_se * d_arr, fmt="o", color="tab:blue",
-            label=r"raw $q\cdot k$ (Monte Carlo)")
+ax.errorbar(
+    d_arr,
+    raw_var,
+    yerr=2 * rel_se * d_arr,
+    fmt="o",
+    color="tab:blue",
+    label=r"raw $q\cdot k$ (Monte Carlo)",
+)
 ax.plot(d_arr, np.ones_like(d_arr), color="tab:orange", lw=1, alpha=0.6, label="theory: 1")
-ax.errorbar(d_arr, scaled_var, yerr=2 * rel_se, fmt="s", color="tab:orange",
-            label=r"scaled $q\cdot k/\sqrt{d_k}$ (Monte Carlo)")
+ax.errorbar(
+    d_arr,
+    scaled_var,
+    yerr=2 * rel_se,
+    fmt="s",
+    color="tab:orange",
+    label=r"scaled $q\cdot k/\sqrt{d_k}$ (Monte Carlo)",
+)
 ax.set_xscale("log", base=2)
 ax.set_yscale("log", base=2)
 ax.set_xticks(D_KS, [str(d) for d in D_KS])
@@ -265,8 +285,10 @@ print(f"Monte Carlo at d_k = 64 (table above): std = {raw[64].std():.4f}")
 # %%
 raw_score, d = 16.0, 64
 print(f"scaled score = {raw_score:g} / sqrt({d}) = {raw_score / np.sqrt(d):g}")
-print(f"exp({raw_score:g}) = {np.exp(raw_score):,.2f}    exp({raw_score / np.sqrt(d):g}) ="
-      f" {np.exp(raw_score / np.sqrt(d)):.3f}")
+print(
+    f"exp({raw_score:g}) = {np.exp(raw_score):,.2f}    exp({raw_score / np.sqrt(d):g}) ="
+    f" {np.exp(raw_score / np.sqrt(d)):.3f}"
+)
 
 # %% [markdown]
 # A factor of over a million between the two exponentials. (Seed 004 prints
@@ -319,10 +341,14 @@ s_many = np.einsum("nd,ntd->nt", q_many, K_many)
 gaps = np.diff(np.sort(s_many, axis=1)[:, -2:], axis=1)[:, 0]
 top_raw = np.array([softmax_row(r).max() for r in s_many])
 top_scaled = np.array([softmax_row(r / np.sqrt(d_k)).max() for r in s_many])
-print(f"\n500 queries, T = {T}: median gap top - runner-up = {np.median(gaps):.1f};"
-      f" gap >= 20 in {np.mean(gaps >= 20):.0%} of rows")
-print(f"top weight > 0.99: raw {np.mean(top_raw > 0.99):.0%} of rows,"
-      f" scaled {np.mean(top_scaled > 0.99):.0%} of rows")
+print(
+    f"\n500 queries, T = {T}: median gap top - runner-up = {np.median(gaps):.1f};"
+    f" gap >= 20 in {np.mean(gaps >= 20):.0%} of rows"
+)
+print(
+    f"top weight > 0.99: raw {np.mean(top_raw > 0.99):.0%} of rows,"
+    f" scaled {np.mean(top_scaled > 0.99):.0%} of rows"
+)
 
 # %% [markdown]
 # With 8 keys the gap between the two best raw scores is often 10 to 20 and sometimes well
@@ -353,8 +379,10 @@ print(f"top weight > 0.99: raw {np.mean(top_raw > 0.99):.0%} of rows,"
 
 # %%
 d_k = 16
-header = (f"{'sigma_q':>7} {'sigma_k':>7} {'Var(q.k)':>10} {'d_k sq^2 sk^2':>13}"
-          f" {'Var(/sqrt d_k)':>14} {'Var(/(sqrt d_k sq sk))':>22} {'z':>6}")
+header = (
+    f"{'sigma_q':>7} {'sigma_k':>7} {'Var(q.k)':>10} {'d_k sq^2 sk^2':>13}"
+    f" {'Var(/sqrt d_k)':>14} {'Var(/(sqrt d_k sq sk))':>22} {'z':>6}"
+)
 lines = [header]
 for sigma_q, sigma_k in [(1.0, 1.0), (2.0, 3.0), (0.5, 0.5)]:
     s = sample_dot_products(d_k, N_PAIRS, rng, sigma_q=sigma_q, sigma_k=sigma_k)
@@ -362,9 +390,11 @@ for sigma_q, sigma_k in [(1.0, 1.0), (2.0, 3.0), (0.5, 0.5)]:
     se = theory * np.sqrt((2 + 6 / d_k) / N_PAIRS)
     textbook = s / np.sqrt(d_k)
     corrected = s / (np.sqrt(d_k) * sigma_q * sigma_k)
-    lines.append(f"{sigma_q:>7} {sigma_k:>7} {s.var():>10.4f} {theory:>13.4f}"
-                 f" {textbook.var():>14.4f} {corrected.var():>22.4f}"
-                 f" {(s.var() - theory) / se:>+6.2f}")
+    lines.append(
+        f"{sigma_q:>7} {sigma_k:>7} {s.var():>10.4f} {theory:>13.4f}"
+        f" {textbook.var():>14.4f} {corrected.var():>22.4f}"
+        f" {(s.var() - theory) / se:>+6.2f}"
+    )
 print("\n".join(lines))
 
 # %% [markdown]

@@ -103,6 +103,7 @@ for name, ours, text in (("Q", Q, Q_text), ("K", K, K_text), ("V", V, V_text)):
 # The cell below writes out each dot product for $q_\text{it}$ = `Q[3]` exactly as you would on
 # paper; the strings are generated from the arrays, so they cannot disagree with them.
 
+
 # %%
 def expand(q, k):
     """'(q1)(k1)+(q2)(k2)+... = p1+p2+... = sum' for two small integer vectors."""
@@ -117,7 +118,7 @@ print(f"q_it = Q[{it}] = {show(q_it, '{:g}')}")
 for j, token in enumerate(tokens):
     print(f"q_it · K_{token:<5} = {expand(q_it, K[j])}")
 
-raw_it = K @ q_it          # all four dot products at once: the row Q[3] @ K.T
+raw_it = K @ q_it  # all four dot products at once: the row Q[3] @ K.T
 print("\nraw scores:", show(raw_it, "{:g}"))
 
 # %% [markdown]
@@ -146,8 +147,11 @@ w_scaled_it = np.exp(scaled_it) / np.exp(scaled_it).sum()
 print("softmax(raw)    =", show(w_raw_it))
 print("softmax(scaled) =", show(w_scaled_it))
 print("sums:", show([w_raw_it.sum(), w_scaled_it.sum()]))
-print("agree with attnlib.softmax:",
-      np.allclose(w_raw_it, softmax(raw_it)), np.allclose(w_scaled_it, softmax(scaled_it)))
+print(
+    "agree with attnlib.softmax:",
+    np.allclose(w_raw_it, softmax(raw_it)),
+    np.allclose(w_scaled_it, softmax(scaled_it)),
+)
 
 # %% [markdown]
 # Even at $d_k = 4$ the unscaled weights are more concentrated on the top score ("Order").
@@ -155,12 +159,18 @@ print("agree with attnlib.softmax:",
 # with scaling". Let us check both percentages at full precision:
 
 # %%
-print(f"weight on Order, raw:    {w_raw_it[0]:.8f} = {100 * w_raw_it[0]:.4f}%"
-      f" -> {100 * w_raw_it[0]:.1f}%")
-print(f"weight on Order, scaled: {w_scaled_it[0]:.8f} = {100 * w_scaled_it[0]:.4f}%"
-      f" -> {100 * w_scaled_it[0]:.1f}%")
-print(f"rounding twice: {w_scaled_it[0]:.8f} -> {w_scaled_it[0]:.4f}"
-      f" -> {100 * round(w_scaled_it[0], 4):.1f}%")
+print(
+    f"weight on Order, raw:    {w_raw_it[0]:.8f} = {100 * w_raw_it[0]:.4f}%"
+    f" -> {100 * w_raw_it[0]:.1f}%"
+)
+print(
+    f"weight on Order, scaled: {w_scaled_it[0]:.8f} = {100 * w_scaled_it[0]:.4f}%"
+    f" -> {100 * w_scaled_it[0]:.1f}%"
+)
+print(
+    f"rounding twice: {w_scaled_it[0]:.8f} -> {w_scaled_it[0]:.4f}"
+    f" -> {100 * round(w_scaled_it[0], 4):.1f}%"
+)
 
 # %% [markdown]
 # The 53.4% is right. The scaled weight is 0.387456, which is **38.7%** to one decimal; the
@@ -179,8 +189,12 @@ out_scaled_it = w_scaled_it @ V
 print("output(raw weights)    =", show(out_raw_it))
 print("output(scaled weights) =", show(out_scaled_it))
 print("V_Order                =", show(V[0], "{:g}"))
-print("distance to V_Order: raw", f"{np.linalg.norm(out_raw_it - V[0]):.4f},",
-      "scaled", f"{np.linalg.norm(out_scaled_it - V[0]):.4f}")
+print(
+    "distance to V_Order: raw",
+    f"{np.linalg.norm(out_raw_it - V[0]):.4f},",
+    "scaled",
+    f"{np.linalg.norm(out_scaled_it - V[0]):.4f}",
+)
 
 # %% [markdown]
 # As the lesson says, the unscaled output is pulled harder toward $v_\text{Order} = [2,0,3,1]$
@@ -193,8 +207,10 @@ print("distance to V_Order: raw", f"{np.linalg.norm(out_raw_it - V[0]):.4f},",
 
 # %%
 for label, w in (("raw", w_raw_it), ("scaled", w_scaled_it)):
-    print(f"{label:>6}: 4-decimal weights @ V = {show(np.round(w, 4) @ V)}"
-          f"   full-precision weights @ V = {show(w @ V)}")
+    print(
+        f"{label:>6}: 4-decimal weights @ V = {show(np.round(w, 4) @ V)}"
+        f"   full-precision weights @ V = {show(w @ V)}"
+    )
 
 # %% [markdown]
 # The text's printed results are the full-precision ones (correct); the equation it writes
@@ -210,10 +226,11 @@ for label, w in (("raw", w_raw_it), ("scaled", w_scaled_it)):
 # `attnlib` one under another name for the comparison).
 
 # %%
-from attnlib import scaled_dot_product_attention as attnlib_attention
-
 # ---- seed 000's code block, verbatim ----
 import numpy as np
+
+from attnlib import scaled_dot_product_attention as attnlib_attention
+
 
 def scaled_dot_product_attention(Q, K, V):
     d_k = Q.shape[-1]
@@ -223,23 +240,27 @@ def scaled_dot_product_attention(Q, K, V):
     weights = weights / weights.sum(axis=-1, keepdims=True)
     return weights @ V, weights
 
-X = np.array([
-    [1, 0, 1, 0],   # "Order"
-    [0, 1, 0, 1],   # "was"
-    [1, 1, 0, 0],   # "late"
-    [0, 0, 1, 1],   # "it"
-], dtype=float)
 
-W_Q = np.array([[1,0,0,1],[0,1,0,0],[1,0,1,0],[0,0,1,1]], dtype=float)
-W_K = np.array([[1,0,1,0],[0,1,0,1],[0,1,1,0],[1,0,0,1]], dtype=float)
-W_V = np.array([[2,0,0,1],[0,1,0,0],[0,0,3,0],[1,0,0,1]], dtype=float)
+X = np.array(
+    [
+        [1, 0, 1, 0],  # "Order"
+        [0, 1, 0, 1],  # "was"
+        [1, 1, 0, 0],  # "late"
+        [0, 0, 1, 1],  # "it"
+    ],
+    dtype=float,
+)
+
+W_Q = np.array([[1, 0, 0, 1], [0, 1, 0, 0], [1, 0, 1, 0], [0, 0, 1, 1]], dtype=float)
+W_K = np.array([[1, 0, 1, 0], [0, 1, 0, 1], [0, 1, 1, 0], [1, 0, 0, 1]], dtype=float)
+W_V = np.array([[2, 0, 0, 1], [0, 1, 0, 0], [0, 0, 3, 0], [1, 0, 0, 1]], dtype=float)
 
 Q, K, V = X @ W_Q, X @ W_K, X @ W_V
 output, weights = scaled_dot_product_attention(Q, K, V)
 
 np.set_printoptions(precision=4, suppress=True)
-print("weights[3] =", weights[3])   # attention weights for "it"
-print("output[3]  =", output[3])    # context vector for "it"
+print("weights[3] =", weights[3])  # attention weights for "it"
+print("output[3]  =", output[3])  # context vector for "it"
 
 # %% [markdown]
 # Exactly the text's two lines. The text's data are the same as `attnlib.examples`, and its
@@ -247,14 +268,29 @@ print("output[3]  =", output[3])    # context vector for "it"
 # rows, and with our hand computation of row 3:
 
 # %%
-print("same X, W_Q, W_K, W_V as attnlib.examples:",
-      all(np.array_equal(a, b) for a, b in ((X, examples.ORDER_X), (W_Q, examples.ORDER_W_Q),
-                                            (W_K, examples.ORDER_W_K), (W_V, examples.ORDER_W_V))))
+print(
+    "same X, W_Q, W_K, W_V as attnlib.examples:",
+    all(
+        np.array_equal(a, b)
+        for a, b in (
+            (X, examples.ORDER_X),
+            (W_Q, examples.ORDER_W_Q),
+            (W_K, examples.ORDER_W_K),
+            (W_V, examples.ORDER_W_V),
+        )
+    ),
+)
 ref_output, ref_weights = attnlib_attention(Q, K, V)
-print("seed code == attnlib (all rows):",
-      np.allclose(weights, ref_weights), np.allclose(output, ref_output))
-print("row 3 == hand computation:",
-      np.allclose(weights[3], w_scaled_it), np.allclose(output[3], out_scaled_it))
+print(
+    "seed code == attnlib (all rows):",
+    np.allclose(weights, ref_weights),
+    np.allclose(output, ref_output),
+)
+print(
+    "row 3 == hand computation:",
+    np.allclose(weights[3], w_scaled_it),
+    np.allclose(output[3], out_scaled_it),
+)
 
 # %% [markdown]
 # ## 7. Every query at once: the full weight matrix
@@ -264,17 +300,24 @@ print("row 3 == hand computation:",
 # queries (who is attending) down the side, keys (who is attended to) across the top.
 
 # %%
-weights_raw = softmax(Q @ K.T)                    # no scale
+weights_raw = softmax(Q @ K.T)  # no scale
 weights_scaled = softmax(Q @ K.T / np.sqrt(d_k))  # scaled
 print("raw scores Q K^T =\n", Q @ K.T)
 print("softmax(Q K^T) =\n", weights_raw)
 print("softmax(Q K^T / sqrt(d_k)) =\n", weights_scaled)
 
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.2), layout="constrained")
-attention_heatmap(weights_raw, tokens, tokens, ax=axes[0], fmt="{:.3f}",
-                  title=r"raw: softmax$(QK^\top)$")
-image, _ = attention_heatmap(weights_scaled, tokens, tokens, ax=axes[1], fmt="{:.3f}",
-                             title=r"scaled: softmax$(QK^\top/\sqrt{d_k})$")
+attention_heatmap(
+    weights_raw, tokens, tokens, ax=axes[0], fmt="{:.3f}", title=r"raw: softmax$(QK^\top)$"
+)
+image, _ = attention_heatmap(
+    weights_scaled,
+    tokens,
+    tokens,
+    ax=axes[1],
+    fmt="{:.3f}",
+    title=r"scaled: softmax$(QK^\top/\sqrt{d_k})$",
+)
 fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
 plt.show()
 
@@ -313,8 +356,11 @@ print("softmax(scaled)=", show(w_scaled_late))
 print("output(raw weights)    =", show(w_raw_late @ V))
 print("output(scaled weights) =", show(w_scaled_late @ V))
 print("  (4-decimal weights @ V =", show(np.round(w_scaled_late, 4) @ V) + ")")
-print("agrees with attnlib row 2:", np.allclose(w_scaled_late, ref_weights[late]),
-      np.allclose(w_scaled_late @ V, ref_output[late]))
+print(
+    "agrees with attnlib row 2:",
+    np.allclose(w_scaled_late, ref_weights[late]),
+    np.allclose(w_scaled_late @ V, ref_output[late]),
+)
 
 # %% [markdown]
 # These are the lesson's numbers: raw $[2, 4, 3, 3]$, scaled $[1, 2, 1.5, 1.5]$, weights
@@ -331,10 +377,13 @@ print("agrees with attnlib row 2:", np.allclose(w_scaled_late, ref_weights[late]
 # %%
 print("raw scores of it:  ", show(raw_it, "{:g}"))
 print("raw scores of late:", show(raw_late, "{:g}"))
-swap = [1, 0, 2, 3]   # exchange the Order and was entries
+swap = [1, 0, 2, 3]  # exchange the Order and was entries
 print("it scores, Order and was swapped, minus 1:", show(raw_it[swap] - 1, "{:g}"))
-print("late weights == it weights with Order/was swapped:",
-      np.allclose(w_raw_late, w_raw_it[swap]), np.allclose(w_scaled_late, w_scaled_it[swap]))
+print(
+    "late weights == it weights with Order/was swapped:",
+    np.allclose(w_raw_late, w_raw_it[swap]),
+    np.allclose(w_scaled_late, w_scaled_it[swap]),
+)
 
 # %% [markdown]
 # The late scores are the it scores with two entries exchanged, shifted down by 1. Softmax
@@ -368,13 +417,15 @@ print("late weights == it weights with Order/was swapped:",
 # %%
 rng = np.random.default_rng(2024)
 random_queries = rng.normal(scale=2.0, size=(10_000, d_k))
-w = softmax(random_queries @ K.T / np.sqrt(d_k))          # shape (10000, 4)
+w = softmax(random_queries @ K.T / np.sqrt(d_k))  # shape (10000, 4)
 
 i_order, i_was, i_it = tokens.index("Order"), tokens.index("was"), tokens.index("it")
 print("K_late == K_it:", np.array_equal(K[late], K[i_it]))
 print("max |w_late - w_it|    over 10,000 queries:", np.abs(w[:, late] - w[:, i_it]).max())
-print("max |w_Order - w_was|  over 10,000 queries:",
-      f"{np.abs(w[:, i_order] - w[:, i_was]).max():.4f}")
+print(
+    "max |w_Order - w_was|  over 10,000 queries:",
+    f"{np.abs(w[:, i_order] - w[:, i_was]).max():.4f}",
+)
 
 # %% [markdown]
 # ## 9. Seed 004: the two-token example ($T = 2$, $d_k = 4$, $d_v = 2$)
@@ -392,8 +443,10 @@ print("S_raw = Q @ K^T =\n", S_raw)
 print("S = S_raw / sqrt(4) =\n", S)
 print("A = softmax(S) =", "[" + ", ".join(show(row) for row in A) + "]")
 print("Output = A @ V =", "[" + ", ".join(show(row) for row in out2) + "]")
-print(f"token 0 attends {100 * A[0, 0]:.1f}% to itself and {100 * A[0, 1]:.1f}% to token 1;"
-      f" token 1 attends {100 * A[1, 1]:.1f}% to itself")
+print(
+    f"token 0 attends {100 * A[0, 0]:.1f}% to itself and {100 * A[0, 1]:.1f}% to token 1;"
+    f" token 1 attends {100 * A[1, 1]:.1f}% to itself"
+)
 ref2, refA = attnlib_attention(Q2, K2, V2)
 print("agrees with attnlib:", np.allclose(A, refA), np.allclose(out2, ref2))
 
@@ -410,15 +463,18 @@ print("agrees with attnlib:", np.allclose(A, refA), np.allclose(out2, ref2))
 print("exact weights:       ", show(A[0], "{:.10f}"))
 print("exact output:        ", "[" + ", ".join(show(r, "{:.6f}") for r in out2) + "]")
 
-A_text = np.array([[0.880797, 0.119202],
-                   [0.119202, 0.880797]])   # the six-decimal weights the text multiplies by
+A_text = np.array(
+    [[0.880797, 0.119202], [0.119202, 0.880797]]
+)  # the six-decimal weights the text multiplies by
 print("text's weights @ V:  ", "[" + ", ".join(show(r, "{:.6f}") for r in A_text @ V2) + "]")
 
-A_rounded = np.round(A, 6)                  # rounded properly to six decimals
+A_rounded = np.round(A, 6)  # rounded properly to six decimals
 print("rounded weights:     ", show(A_rounded[0], "{:.6f}"))
 print("rounded weights @ V: ", "[" + ", ".join(show(r, "{:.6f}") for r in A_rounded @ V2) + "]")
-print(f"the text's products: 3 x 0.119202 = {3 * 0.119202:.6f},"
-      f" 2 x 0.119202 = {2 * 0.119202:.6f}, 3 x 0.880797 = {3 * 0.880797:.6f}")
+print(
+    f"the text's products: 3 x 0.119202 = {3 * 0.119202:.6f},"
+    f" 2 x 0.119202 = {2 * 0.119202:.6f}, 3 x 0.880797 = {3 * 0.880797:.6f}"
+)
 
 # %% [markdown]
 # What happened: $A_{01} = 1/(1+e^2) = 0.1192029\ldots$. The text wrote it as $0.119202$, which is
@@ -443,13 +499,17 @@ print(f"the text's products: 3 x 0.119202 = {3 * 0.119202:.6f},"
 # %%
 d_k_ex1, dot = 64, 16.0
 scaled_ex1 = dot / np.sqrt(d_k_ex1)
-print(f"sqrt(d_k) = {np.sqrt(d_k_ex1):g};  scaled score = {dot:g} / {np.sqrt(d_k_ex1):g}"
-      f" = {scaled_ex1:g}")
+print(
+    f"sqrt(d_k) = {np.sqrt(d_k_ex1):g};  scaled score = {dot:g} / {np.sqrt(d_k_ex1):g}"
+    f" = {scaled_ex1:g}"
+)
 print(f"exp({dot:g}) = {np.exp(dot):,.2f}")
 print(f"exp({scaled_ex1:g})  = {np.exp(scaled_ex1):.3f}")
-print(f"the scale shrinks the score by a factor {dot / scaled_ex1:g},"
-      f" but exp(score) by a factor {np.exp(dot) / np.exp(scaled_ex1):,.0f}"
-      f" = e^{dot - scaled_ex1:g}")
+print(
+    f"the scale shrinks the score by a factor {dot / scaled_ex1:g},"
+    f" but exp(score) by a factor {np.exp(dot) / np.exp(scaled_ex1):,.0f}"
+    f" = e^{dot - scaled_ex1:g}"
+)
 
 # %% [markdown]
 # The text's $\exp(16) \approx 8{,}886{,}110$ and $\exp(2) \approx 7.389$ check out. One
@@ -480,9 +540,11 @@ print("output = p @ V =", show(p @ V_two, "{:.1f}"))
 # softmax whatever they are divided by, so the answer $[5, 10]$ holds for every scale:
 
 # %%
-for label, divisor in (("sqrt(4) = 2 (as stated)", 2.0),
-                       ("sqrt(2) (d_k = len(q))", np.sqrt(q2.shape[-1])),
-                       ("1, no scale", 1.0)):
+for label, divisor in (
+    ("sqrt(4) = 2 (as stated)", 2.0),
+    ("sqrt(2) (d_k = len(q))", np.sqrt(q2.shape[-1])),
+    ("1, no scale", 1.0),
+):
     out_two, p_two = attnlib_attention(q2, K_two, V_two, scale=1 / divisor)
     print(f"{label:<24} p = {show(p_two, '{:.2f}')}  output = {show(out_two, '{:.1f}')}")
 

@@ -46,9 +46,10 @@ rng = np.random.default_rng(SEED)
 # difference by 8. A source lesson compares $[1, 2, 3]$ with $[8, 16, 24]$, "what $d_k = 64$ would
 # produce", since $\sqrt{64} = 8$:
 
+
 # %%
 def softmax(x):
-    e = np.exp(x - x.max())          # subtracting the max changes no weight (see notebook 05)
+    e = np.exp(x - x.max())  # subtracting the max changes no weight (see notebook 05)
     return e / e.sum()
 
 
@@ -81,8 +82,10 @@ scaled_score = raw_score / np.sqrt(d_k)
 print(f"scaled score = {raw_score} / sqrt({d_k}) = {scaled_score}")
 print(f"exp({raw_score:.0f}) = {np.exp(raw_score):,.2f}")
 print(f"exp({scaled_score:.0f})  = {np.exp(scaled_score):.3f}")
-print(f"against a rival score of 0: weight {1 / (1 + np.exp(-raw_score)):.8f} unscaled,"
-      f" {1 / (1 + np.exp(-scaled_score)):.4f} scaled")
+print(
+    f"against a rival score of 0: weight {1 / (1 + np.exp(-raw_score)):.8f} unscaled,"
+    f" {1 / (1 + np.exp(-scaled_score)):.4f} scaled"
+)
 
 # %% [markdown]
 # The lesson writes $e^{16} \approx 8{,}886{,}110$ (the digits before the decimal point, so
@@ -111,12 +114,14 @@ print(f"exp(10) = {np.exp(10):,.0f};  exp(30) / exp(10) = exp(20) = {np.exp(20):
 T, d_k, n_trials = 8, 1024, 2000
 q = rng.standard_normal((n_trials, 1, d_k))
 K = rng.standard_normal((n_trials, T, d_k))
-raw = (q * K).sum(axis=-1)                       # (n_trials, T) raw scores q . k_j
+raw = (q * K).sum(axis=-1)  # (n_trials, T) raw scores q . k_j
 top_two = np.sort(raw, axis=-1)[:, -2:]
 gap = top_two[:, 1] - top_two[:, 0]
 print(f"std of the raw scores: {raw.std():.1f}")
-print(f"gap between top score and runner-up (T = {T}): median {np.median(gap):.1f},"
-      f" quartiles {np.percentile(gap, 25):.1f} .. {np.percentile(gap, 75):.1f}")
+print(
+    f"gap between top score and runner-up (T = {T}): median {np.median(gap):.1f},"
+    f" quartiles {np.percentile(gap, 25):.1f} .. {np.percentile(gap, 75):.1f}"
+)
 print(f"share of trials with gap > 10: {np.mean(gap > 10):.2f};  gap > 20: {np.mean(gap > 20):.2f}")
 
 # %% [markdown]
@@ -138,19 +143,23 @@ print(f"share of trials with gap > 10: {np.mean(gap > 10):.2f};  gap > 20: {np.m
 # is 0: for $i \ne k$ the factor $p_i$ is 0, and for $i = k$ it is $1 \cdot (\delta_{kj} - p_j) = 0$.
 # Compute it in numpy and check it once against finite differences:
 
+
 # %%
 def jacobian(p):
-    return np.diag(p) - np.outer(p, p)       # J[i, j] = p_i (delta_ij - p_j)
+    return np.diag(p) - np.outer(p, p)  # J[i, j] = p_i (delta_ij - p_j)
 
 
 J_small = jacobian(p_small)
 eps = 1e-6
-J_numeric = np.stack([(softmax(small + eps * e) - softmax(small - eps * e)) / (2 * eps)
-                      for e in np.eye(3)], axis=1)       # column j: d p / d x_j
+J_numeric = np.stack(
+    [(softmax(small + eps * e) - softmax(small - eps * e)) / (2 * eps) for e in np.eye(3)], axis=1
+)  # column j: d p / d x_j
 print("J at softmax([1, 2, 3]):\n", J_small)
 print("largest difference from finite differences:", f"{np.abs(J_small - J_numeric).max():.1e}")
-print("J at softmax([8, 16, 24]):\n",
-      np.array2string(jacobian(p_large), formatter={"float": "{:.1e}".format}))
+print(
+    "J at softmax([8, 16, 24]):\n",
+    np.array2string(jacobian(p_large), formatter={"float": "{:.1e}".format}),
+)
 
 # %% [markdown]
 # One number for "how much gradient can get through": the Frobenius norm
@@ -163,10 +172,12 @@ from attnlib import softmax_jacobian
 from attnlib.saturation import entropy, softmax_jacobian_norm
 
 for name, p in (("[1, 2, 3]  ", p_small), ("[8, 16, 24]", p_large)):
-    print(f"scores {name}: ||J||_F = {np.linalg.norm(jacobian(p)):.3e}"
-          f" (attnlib {softmax_jacobian_norm(p):.3e}),"
-          f" entropy = {-(p * np.log(p)).sum():.4f} nats (attnlib {entropy(p):.4f}),"
-          f" max weight = {p.max():.6f}")
+    print(
+        f"scores {name}: ||J||_F = {np.linalg.norm(jacobian(p)):.3e}"
+        f" (attnlib {softmax_jacobian_norm(p):.3e}),"
+        f" entropy = {-(p * np.log(p)).sum():.4f} nats (attnlib {entropy(p):.4f}),"
+        f" max weight = {p.max():.6f}"
+    )
 print("same Jacobian as attnlib:", np.allclose(softmax_jacobian(p_small), J_small))
 
 # %% [markdown]
@@ -187,11 +198,11 @@ print("same Jacobian as attnlib:", np.allclose(softmax_jacobian(p_small), J_smal
 
 # %%
 upstream = np.zeros(8)
-upstream[2] = -1.0                                   # dL/dp: "raise p_2"
-x = rng.standard_normal(8)                           # scores with std 1 (scaled, any d_k)
+upstream[2] = -1.0  # dL/dp: "raise p_2"
+x = rng.standard_normal(8)  # scores with std 1 (scaled, any d_k)
 for label, scores in (("std 1  (scaled)  ", x), ("std 32 (unscaled)", 32 * x)):
     p = softmax(scores)
-    grad_x = jacobian(p).T @ upstream                # dL/dx
+    grad_x = jacobian(p).T @ upstream  # dL/dx
     print(f"{label}: max weight {p.max():.6f}, |dL/dx| = {np.linalg.norm(grad_x):.2e}")
 
 # %% [markdown]
@@ -237,7 +248,7 @@ curves = {key: [] for key in ("H_raw", "H_scaled", "J_raw", "J_scaled")}
 for d in d_ks:
     q = rng.standard_normal((n_draws, 1, d))
     K = rng.standard_normal((n_draws, T, d))
-    raw = (q * K).sum(axis=-1)                                   # (n_draws, T)
+    raw = (q * K).sum(axis=-1)  # (n_draws, T)
     for kind, scores in (("raw", raw), ("scaled", raw / np.sqrt(d))):
         p = np.exp(scores - scores.max(axis=-1, keepdims=True))
         p /= p.sum(axis=-1, keepdims=True)
@@ -246,8 +257,10 @@ for d in d_ks:
 
 print(" d_k | mean H unscaled  scaled | mean ||J|| unscaled  scaled")
 for i, d in enumerate(d_ks):
-    print(f"{d:4d} |        {curves['H_raw'][i]:.3f}   {curves['H_scaled'][i]:.3f} |"
-          f"            {curves['J_raw'][i]:.3f}   {curves['J_scaled'][i]:.3f}")
+    print(
+        f"{d:4d} |        {curves['H_raw'][i]:.3f}   {curves['H_scaled'][i]:.3f} |"
+        f"            {curves['J_raw'][i]:.3f}   {curves['J_scaled'][i]:.3f}"
+    )
 
 # %%
 fig, (ax_h, ax_j) = plt.subplots(1, 2, figsize=(9, 3.2))

@@ -102,6 +102,7 @@ print(f"float32 max = {np.finfo(np.float32).max:.4e} = e^{np.log(np.finfo(np.flo
 # every $e^{x_j}$ underflows to $0$, and $0/0$ is `NaN` too. Again we silence numpy's warnings
 # (`over` for the overflow, `invalid` for the NaN) to see what comes out.
 
+
 # %%
 def naive_softmax(x):
     e = np.exp(x)
@@ -137,11 +138,12 @@ with np.errstate(over="ignore", invalid="ignore"):
 # Nothing can overflow, and the denominator can never be $0$: both NaNs of section 2 are gone,
 # for every finite $x$ and every float type.
 
+
 # %%
 def stable_softmax(x):
-    shifted = x - x.max(axis=-1, keepdims=True)   # largest exponent is now 0
-    e = np.exp(shifted)                            # every entry in [0, 1]
-    return e / e.sum(axis=-1, keepdims=True)       # denominator in [1, n]
+    shifted = x - x.max(axis=-1, keepdims=True)  # largest exponent is now 0
+    e = np.exp(shifted)  # every entry in [0, 1]
+    return e / e.sum(axis=-1, keepdims=True)  # denominator in [1, n]
 
 
 small = np.array([0.0, 10.0, 20.0], dtype=np.float32)
@@ -149,8 +151,10 @@ print("stable_softmax(big)        =", stable_softmax(big))
 print("stable_softmax(big - 2000) =", stable_softmax(big - 2000))
 print("stable_softmax(small)      =", stable_softmax(small))
 print("attnlib.softmax(big)       =", attnlib.softmax(big))
-print("weights of big and small bit-for-bit identical:",
-      np.array_equal(stable_softmax(big), stable_softmax(small)))
+print(
+    "weights of big and small bit-for-bit identical:",
+    np.array_equal(stable_softmax(big), stable_softmax(small)),
+)
 
 # %% [markdown]
 # Shift invariance, numerically: add random constants, large and small, to a random score vector
@@ -196,17 +200,21 @@ d_k, T = 1024, 8
 q = rng.standard_normal(d_k)
 K = rng.standard_normal((T, d_k))
 
-raw = K @ q                      # raw scores, one per key
-scaled = raw / np.sqrt(d_k)      # what attention actually uses
+raw = K @ q  # raw scores, one per key
+scaled = raw / np.sqrt(d_k)  # what attention actually uses
 top2 = np.sort(raw)[-2:]
 
 print("raw scores    :", raw)
 print("scaled scores :", scaled)
 print(f"spread (standard deviation) of this row: {raw.std():.2f} raw, {scaled.std():.2f} scaled")
-print(f"largest raw score {raw.max():.1f}; float32 overflow threshold ln M = "
-      f"{np.log(np.finfo(np.float32).max):.2f}")
-print(f"top score - runner-up: {top2[1] - top2[0]:.2f} raw, "
-      f"{(top2[1] - top2[0]) / np.sqrt(d_k):.2f} scaled")
+print(
+    f"largest raw score {raw.max():.1f}; float32 overflow threshold ln M = "
+    f"{np.log(np.finfo(np.float32).max):.2f}"
+)
+print(
+    f"top score - runner-up: {top2[1] - top2[0]:.2f} raw, "
+    f"{(top2[1] - top2[0]) / np.sqrt(d_k):.2f} scaled"
+)
 print("softmax(raw)    =", attnlib.softmax(raw))
 print("softmax(scaled) =", attnlib.softmax(scaled))
 
@@ -229,9 +237,11 @@ for n_keys in (4, 8, 64):
     gap = ordered[:, -1] - ordered[:, -2]
     top_weight = attnlib.softmax(rows).max(axis=-1)
     in_20_40 = np.mean((gap >= 20) & (gap <= 40))
-    table.append(f"{n_keys:3d}   {np.median(gap):10.1f}   {in_20_40:15.0%}"
-                 f"   {np.mean(gap >= 10):9.0%}   {np.median(top_weight):17.4f}"
-                 f"   {np.mean(ordered[:, -1] > 88.72):17.1%}")
+    table.append(
+        f"{n_keys:3d}   {np.median(gap):10.1f}   {in_20_40:15.0%}"
+        f"   {np.mean(gap >= 10):9.0%}   {np.median(top_weight):17.4f}"
+        f"   {np.mean(ordered[:, -1] > 88.72):17.1%}"
+    )
 print("\n".join(table))
 
 # %% [markdown]
@@ -270,9 +280,10 @@ for dtype in dtypes:
 # cannot learn to move its attention. We compute $J$ by hand in each type, check it against
 # `attnlib.softmax_jacobian`, and print its largest entry.
 
+
 # %%
 def jacobian(p):
-    return np.diag(p) - np.outer(p, p)     # J_ij = p_i (delta_ij - p_j)
+    return np.diag(p) - np.outer(p, p)  # J_ij = p_i (delta_ij - p_j)
 
 
 matches_attnlib = []
@@ -281,10 +292,14 @@ for name, scores in (("raw   ", raw), ("scaled", scaled)):
         p = stable_softmax(scores.astype(dtype))
         J = jacobian(p)
         matches_attnlib.append(J.dtype == dtype and np.allclose(J, attnlib.softmax_jacobian(p)))
-        print(f"{name} {DTYPE_NAMES[dtype]:>10}: p = {p}  1 - max p = {1 - p.max():.3e}"
-              f"  max|J| = {np.abs(J).max():.3e}")
-print("hand-written J equals attnlib.softmax_jacobian, in the same dtype, in all six cases:",
-      all(matches_attnlib))
+        print(
+            f"{name} {DTYPE_NAMES[dtype]:>10}: p = {p}  1 - max p = {1 - p.max():.3e}"
+            f"  max|J| = {np.abs(J).max():.3e}"
+        )
+print(
+    "hand-written J equals attnlib.softmax_jacobian, in the same dtype, in all six cases:",
+    all(matches_attnlib),
+)
 
 # %% [markdown]
 # Read the two blocks row by row.
@@ -318,7 +333,7 @@ spreads = np.geomspace(0.5, 200, 240)
 
 max_weight, max_jac = {}, {}
 for dtype in dtypes:
-    P = stable_softmax((spreads[:, None] * z).astype(dtype))            # (240, T)
+    P = stable_softmax((spreads[:, None] * z).astype(dtype))  # (240, T)
     max_weight[dtype] = P.max(axis=-1).astype(np.float64)
     max_jac[dtype] = np.array([np.abs(jacobian(p)).max() for p in P], dtype=np.float64)
 
@@ -329,25 +344,40 @@ overflow_spread = np.log(np.finfo(np.float32).max) / z.max()
 print(f"largest standardised score max z = {z.max():.4f}")
 print(f"naive float32 softmax overflows for spread > 88.72 / {z.max():.4f} = {overflow_spread:.2f}")
 print(f"first spread with a NaN in the naive float32 curve: {spreads[np.isnan(naive32)][0]:.2f}")
-print(f"first spread where float32's largest |J| underflows to exactly 0: "
-      f"{spreads[max_jac[np.float32] == 0][0]:.2f}")
+print(
+    f"first spread where float32's largest |J| underflows to exactly 0: "
+    f"{spreads[max_jac[np.float32] == 0][0]:.2f}"
+)
 for s in (1, 8, 32):
     i = np.argmin(np.abs(spreads - s))
-    print(f"spread {spreads[i]:5.2f}: max weight {max_weight[np.float64][i]:.4f}, "
-          f"max|J| {max_jac[np.float64][i]:.3e} (float64), {max_jac[np.float32][i]:.3e} (float32)")
+    print(
+        f"spread {spreads[i]:5.2f}: max weight {max_weight[np.float64][i]:.4f}, "
+        f"max|J| {max_jac[np.float64][i]:.3e} (float64), {max_jac[np.float32][i]:.3e} (float32)"
+    )
 
 # %%
-styles = {np.float32: dict(lw=6, alpha=0.35, color="C0"),
-          np.float64: dict(lw=2, color="C1"),
-          np.longdouble: dict(lw=1, ls=(0, (4, 3)), color="k")}
+styles = {
+    np.float32: {"lw": 6, "alpha": 0.35, "color": "C0"},
+    np.float64: {"lw": 2, "color": "C1"},
+    np.longdouble: {"lw": 1, "ls": (0, (4, 3)), "color": "k"},
+}
 fig, (ax_w, ax_j) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
 for dtype, style in styles.items():
     label = DTYPE_NAMES[dtype] + ", max-subtraction"
     ax_w.plot(spreads, max_weight[dtype], label=label, **style)
-    positive = np.where(max_jac[dtype] > 0, max_jac[dtype], np.nan)   # log axis: hide exact 0
+    positive = np.where(max_jac[dtype] > 0, max_jac[dtype], np.nan)  # log axis: hide exact 0
     ax_j.plot(spreads, positive, label=label, **style)
-ax_w.plot(spreads, naive32, color="C3", ls="none", marker="x", markersize=4, markevery=6,
-          zorder=5, label="float32, naive (NaN: not drawn)")
+ax_w.plot(
+    spreads,
+    naive32,
+    color="C3",
+    ls="none",
+    marker="x",
+    markersize=4,
+    markevery=6,
+    zorder=5,
+    label="float32, naive (NaN: not drawn)",
+)
 
 for ax in (ax_w, ax_j):
     ax.set_xscale("log")
@@ -355,20 +385,36 @@ for ax in (ax_w, ax_j):
     ax.axvspan(overflow_spread, spreads[-1], color="C3", alpha=0.12, lw=0)
     for s, text in ((1, "scaled\n(any $d_k$)"), (8, "raw\n$d_k$=64"), (32, "raw\n$d_k$=1024")):
         ax.axvline(s, color="0.5", lw=0.8)
-        ax.annotate(text, (s, 0.02), xycoords=("data", "axes fraction"), fontsize=8,
-                    xytext=(3, 0), textcoords="offset points")
+        ax.annotate(
+            text,
+            (s, 0.02),
+            xycoords=("data", "axes fraction"),
+            fontsize=8,
+            xytext=(3, 0),
+            textcoords="offset points",
+        )
     top = ax.secondary_xaxis("top", functions=(np.square, np.sqrt))
     top.set_xlabel("$d_k$ whose raw scores have this spread")
-ax_w.annotate("naive float32\noverflows here", (overflow_spread, 0.75),
-              xycoords=("data", "axes fraction"), xytext=(4, 0), textcoords="offset points",
-              fontsize=8, color="C3")
+ax_w.annotate(
+    "naive float32\noverflows here",
+    (overflow_spread, 0.75),
+    xycoords=("data", "axes fraction"),
+    xytext=(4, 0),
+    textcoords="offset points",
+    fontsize=8,
+    color="C3",
+)
 ax_w.set_ylabel("largest weight")
 ax_w.set_ylim(0, 1.05)
 ax_w.legend(loc="center right", bbox_to_anchor=(1, 0.42), fontsize=8)
 ax_j.set_yscale("log")
 ax_j.set_ylabel(r"largest $|J_{ij}| = |p_i(\delta_{ij} - p_j)|$")
-ax_j.annotate("same three float types,\nsame line styles as on the left", (0.03, 0.25),
-              xycoords="axes fraction", fontsize=8)
+ax_j.annotate(
+    "same three float types,\nsame line styles as on the left",
+    (0.03, 0.25),
+    xycoords="axes fraction",
+    fontsize=8,
+)
 fig.suptitle("Saturation depends on the spread of the scores; the float type does not matter")
 plt.show()
 

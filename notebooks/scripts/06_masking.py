@@ -56,7 +56,7 @@ np.set_printoptions(precision=4, suppress=True, linewidth=100)
 SEED = 6
 rng = np.random.default_rng(SEED)
 
-tokens = "The animal crossed the road because it was tired".split()
+tokens = ["The", "animal", "crossed", "the", "road", "because", "it", "was", "tired"]
 T, d_model, d_k = len(tokens), 8, 4
 
 X = rng.normal(size=(T, d_model))
@@ -86,12 +86,13 @@ print(f"standard deviation of the scores: {scores.std():.4f}")
 # denominator: the allowed keys share all of the weight among themselves.
 
 # %%
-causal = np.tril(np.ones((T, T), dtype=bool))     # True = may attend
+causal = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
 print(causal.astype(int))
 
 masked_scores = np.where(causal, scores, -np.inf)
 print("\nmasked scores, row 2 ('crossed'):", masked_scores[2])
 print("exp of -inf is exactly", np.exp(-np.inf))
+
 
 # %%
 def softmax_rows(s):
@@ -115,10 +116,12 @@ print("row sums:", weights_causal.sum(axis=-1))
 from attnlib.heatmap import attention_heatmap
 
 fig, (ax_full, ax_causal) = plt.subplots(1, 2, figsize=(13, 5.6))
-attention_heatmap(softmax_rows(scores), tokens, tokens, ax=ax_full,
-                  title="no mask: every token sees every token")
-attention_heatmap(weights_causal, tokens, tokens, ax=ax_causal,
-                  title="causal mask: only the past and itself")
+attention_heatmap(
+    softmax_rows(scores), tokens, tokens, ax=ax_full, title="no mask: every token sees every token"
+)
+attention_heatmap(
+    weights_causal, tokens, tokens, ax=ax_causal, title="causal mask: only the past and itself"
+)
 fig.tight_layout()
 plt.show()
 
@@ -143,14 +146,17 @@ print("row sums, -inf before the softmax:  ", weights_causal.sum(axis=-1))
 
 # %%
 K_changed = K.copy()
-K_changed[-1] += 3.0                 # a different key for "tired" only
+K_changed[-1] += 3.0  # a different key for "tired" only
 scores_changed = Q @ K_changed.T / np.sqrt(d_k)
+
 
 def out_before(s):
     return softmax_rows(np.where(causal, s, -np.inf)) @ V
 
+
 def out_after(s):
     return np.where(causal, softmax_rows(s), 0.0) @ V
+
 
 i = 3
 print(f"output at position {i} ({tokens[i]!r}) when only {tokens[-1]!r} changes:")
@@ -195,15 +201,15 @@ print("same output: ", np.allclose(ref_output, output_causal))
 lengths = np.array([9, 6, 3])
 B = len(lengths)
 
-key_is_real = np.arange(T)[None, :] < lengths[:, None]     # (B, T)
+key_is_real = np.arange(T)[None, :] < lengths[:, None]  # (B, T)
 print("key is real (1) or padding (0):")
 print(key_is_real.astype(int))
 
-X_batch = rng.normal(size=(B, T, d_model)) * key_is_real[:, :, None]   # padding rows = 0
+X_batch = rng.normal(size=(B, T, d_model)) * key_is_real[:, :, None]  # padding rows = 0
 Q_b, K_b, V_b = X_batch @ W_Q, X_batch @ W_K, X_batch @ W_V
-scores_b = Q_b @ np.swapaxes(K_b, -1, -2) / np.sqrt(d_k)               # (B, T, T)
+scores_b = Q_b @ np.swapaxes(K_b, -1, -2) / np.sqrt(d_k)  # (B, T, T)
 
-pad = key_is_real[:, None, :]            # (B, 1, T): the same key mask for every query
+pad = key_is_real[:, None, :]  # (B, 1, T): the same key mask for every query
 weights_b = softmax_rows(np.where(pad, scores_b, -np.inf))
 print("\nsequence 2 (length 3), weights:")
 print(weights_b[2])
@@ -225,8 +231,9 @@ print("same weights as by hand:", np.allclose(ref_weights_b, weights_b))
 # %%
 fig, axes = plt.subplots(1, B, figsize=(15, 5.2))
 for b, ax in enumerate(axes):
-    attention_heatmap(weights_b[b], annotate=False, ax=ax,
-                      title=f"sequence {b}: length {lengths[b]}")
+    attention_heatmap(
+        weights_b[b], annotate=False, ax=ax, title=f"sequence {b}: length {lengths[b]}"
+    )
     ax.axvline(lengths[b] - 0.5, color="crimson", lw=2)
 fig.suptitle("padding mask: keys right of the red line get weight 0", y=0.98)
 fig.tight_layout()
@@ -246,13 +253,13 @@ plt.show()
 # (`np.errstate` silences numpy's warning here, so that we can look at the values.)
 
 # %%
-real = key_is_real[2]                            # sequence 2: length 3
-both_real = real[:, None] & real[None, :]        # (T, T): query AND key must be real
+real = key_is_real[2]  # sequence 2: length 3
+both_real = real[:, None] & real[None, :]  # (T, T): query AND key must be real
 print("row 5 of the mask (a padded query):", both_real[5].astype(int))
 
 with np.errstate(invalid="ignore"):
     naive = softmax_rows(np.where(both_real, scores_b[2], -np.inf))
-    e = np.exp(np.where(both_real, scores_b[2], -np.inf))   # no max subtraction
+    e = np.exp(np.where(both_real, scores_b[2], -np.inf))  # no max subtraction
     no_shift = e / e.sum(axis=-1, keepdims=True)
 print("naive softmax, row 5:          ", naive[5])
 print("without the max shift, row 5:  ", no_shift[5])
@@ -293,26 +300,38 @@ print("real rows 0-2 equal the key-padding result:", np.allclose(w_both[:3], wei
 # here; its `k` argument shifts the diagonal to where it belongs.
 
 # %%
-T_q, T_k = 2, T          # the last two tokens, "was" and "tired", against all nine keys
+T_q, T_k = 2, T  # the last two tokens, "was" and "tired", against all nine keys
 
 wrong = np.tril(np.ones((T_q, T_k), dtype=bool))
 right = np.tril(np.ones((T_q, T_k), dtype=bool), k=T_k - T_q)
 print("np.tril, top-left aligned (wrong):\n", wrong.astype(int))
 print("np.tril with k = T_k - T_q (right):\n", right.astype(int))
 print("right equals the last T_q rows of the full mask:", np.array_equal(right, causal[-T_q:]))
-print("causal_mask(T_q, T_k) equals it too:",
-      np.array_equal(causal_mask(T_q, T_k), right))
+print("causal_mask(T_q, T_k) equals it too:", np.array_equal(causal_mask(T_q, T_k), right))
 
 # %%
-blue = dict(annotate=False, cmap="Blues", vmin=0, vmax=1.5)   # allowed = blue, masked = white
+blue = {
+    "annotate": False,
+    "cmap": "Blues",
+    "vmin": 0,
+    "vmax": 1.5,
+}  # allowed = blue, masked = white
 fig, (ax_a, ax_b, ax_c) = plt.subplots(1, 3, figsize=(15, 4.4), width_ratios=[1, 1, 1])
-attention_heatmap(causal.astype(float), tokens, tokens, ax=ax_a,
-                  title="full causal mask, T x T", **blue)
+attention_heatmap(
+    causal.astype(float), tokens, tokens, ax=ax_a, title="full causal mask, T x T", **blue
+)
 ax_a.add_patch(plt.Rectangle((-0.5, T - T_q - 0.5), T, T_q, fill=False, ec="crimson", lw=3))
-attention_heatmap(wrong.astype(float), tokens[-T_q:], tokens, ax=ax_b,
-                  title="np.tril((T_q, T_k)): wrong", **blue)
-attention_heatmap(causal_mask(T_q, T_k).astype(float), tokens[-T_q:], tokens, ax=ax_c,
-                  title=f"causal_mask({T_q}, {T_k}): the red rows", **blue)
+attention_heatmap(
+    wrong.astype(float), tokens[-T_q:], tokens, ax=ax_b, title="np.tril((T_q, T_k)): wrong", **blue
+)
+attention_heatmap(
+    causal_mask(T_q, T_k).astype(float),
+    tokens[-T_q:],
+    tokens,
+    ax=ax_c,
+    title=f"causal_mask({T_q}, {T_k}): the red rows",
+    **blue,
+)
 for ax in (ax_a, ax_b, ax_c):
     ax.set_aspect("equal")
     plt.setp(ax.get_xticklabels(), rotation=60, ha="left", rotation_mode="anchor")
@@ -326,8 +345,9 @@ plt.show()
 # %%
 out_cache, _ = scaled_dot_product_attention(Q[-T_q:], K, V, mask=causal_mask(T_q, T_k))
 print("cached-step output:\n", out_cache)
-print("equals the last rows of the full causal output:",
-      np.allclose(out_cache, output_causal[-T_q:]))
+print(
+    "equals the last rows of the full causal output:", np.allclose(out_cache, output_causal[-T_q:])
+)
 
 # %% [markdown]
 # ## The masking lab
