@@ -1,6 +1,6 @@
 """The single-head attention pipeline as a picture, with the shape of every tensor on its arrow.
 
-X -> Q, K, V -> Q K^T -> / sqrt(d_k) -> softmax -> (weights) V -> output
+X -> Q, K, V -> Q K^T -> / sqrt(d_k) -> softmax -> (weights) V -> O W_O -> output
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from ._validation import check_int
 
-# Box centres (x, y) in data coordinates of a 0..16 by -2.6..2.6 canvas, and their text.
+# Box centres (x, y) in data coordinates of a 0..19.3 by -2.5..2.6 canvas, and their text.
 _BOXES: dict[str, tuple[float, float, str]] = {
     "X": (0.9, 0.4, "$X$\nembeddings"),
     "Q": (4.0, 1.7, "$Q = X W_Q$"),
@@ -21,8 +21,9 @@ _BOXES: dict[str, tuple[float, float, str]] = {
     "S": (7.0, 1.05, "$S = Q K^\\top$\nscores"),
     "scale": (9.5, 1.05, "$S / \\sqrt{d_k}$\nscale"),
     "softmax": (12.0, 1.05, "$A = $softmax\nrow by row"),
-    "AV": (12.0, -1.6, "$A V$\nweighted sum"),
-    "out": (15.0, -1.6, "output"),
+    "AV": (12.0, -1.6, "$O = A V$\nweighted sum"),
+    "WO": (15.1, -1.6, "$O\\,W_O$\noutput proj."),
+    "out": (18.2, -1.6, "output\nnext layer"),
 }
 _BOX_W, _BOX_H = 1.9, 1.0
 
@@ -42,9 +43,12 @@ def draw_attention_pipeline(
     r"""Draw single-head scaled dot-product attention as boxes and arrows, shapes on the arrows.
 
     The boxes are the stages :math:`X \to Q, K, V \to S = QK^\top \to S/\sqrt{d_k} \to
-    A = \mathrm{softmax}(\cdot) \to AV`. Each arrow is labelled with the tensor it carries, both
-    in symbols (:math:`T \times d_k`) and in numbers computed from the arguments (``(4, 4)``).
-    The key arrow carries :math:`K^\top`, shape :math:`d_k \times T`.
+    A = \mathrm{softmax}(\cdot) \to O = AV \to O W_O`. Each arrow is labelled with the tensor
+    it carries, both in symbols (:math:`T \times d_k`) and in numbers computed from the arguments
+    (``(5, 3)``). The key arrow carries :math:`K^\top`, shape :math:`d_k \times T`. The
+    projection boxes show their weight shapes; :math:`W_O` is :math:`d_v \times d_{model}`, so
+    the output has the width of the input. Choose distinct sizes (say T = 5, d_model = 6,
+    d_k = 3, d_v = 4) and every number on the picture names its dimension.
 
     Parameters
     ----------
@@ -65,7 +69,7 @@ def draw_attention_pipeline(
     list of matplotlib.artist.Artist
         Every box, box text, arrow and arrow label drawn, in that order per element. Each has a
         gid: ``"box:NAME"``, ``"boxtext:NAME"``, ``"arrow:TAIL->HEAD"``, ``"label:TAIL->HEAD"``,
-        with NAME in X, Q, K, V, S, scale, softmax, AV, out.
+        with NAME in X, Q, K, V, S, scale, softmax, AV, WO, out.
 
     Raises
     ------
@@ -79,7 +83,7 @@ def draw_attention_pipeline(
     d_k = check_int(d_k, "d_k")
     d_v = check_int(d_v, "d_v")
     if ax is None:
-        _, ax = plt.subplots(figsize=(14, 4.6))
+        _, ax = plt.subplots(figsize=(16, 4.6))
     elif not isinstance(ax, Axes):
         raise TypeError(f"ax must be a matplotlib Axes or None; got {type(ax).__name__}")
 
@@ -95,14 +99,20 @@ def draw_attention_pipeline(
         ("scale", "softmax", _shape_text(("T", "T"), (T, T)), (0.0, 0.62), "arc3"),
         ("softmax", "AV", _shape_text(("T", "T"), (T, T)), (0.75, 0.0), "arc3"),
         ("V", "AV", _shape_text(("T", "d_v"), (T, d_v)), (0.0, 0.42), "arc3"),
-        ("AV", "out", _shape_text(("T", "d_v"), (T, d_v)), (0.0, 0.42), "arc3"),
+        ("AV", "WO", _shape_text(("T", "d_v"), (T, d_v)), (0.0, 0.5), "arc3"),
+        ("WO", "out", x_shape, (0.0, 0.5), "arc3"),
     ]
 
-    weights = {"Q": (d_model, d_k), "K": (d_model, d_k), "V": (d_model, d_v)}
+    weights = {
+        "Q": (d_model, d_k),
+        "K": (d_model, d_k),
+        "V": (d_model, d_v),
+        "WO": (d_v, d_model),
+    }
     artists: list[Artist] = []
     for name, (x, y, text) in _BOXES.items():
         if name in weights:
-            text += f"\n$W_{name}$: {weights[name]}"
+            text += f"\n$W_{name[-1]}$: {weights[name]}"
         is_io = name in ("X", "out")
         box = FancyBboxPatch(
             (x - _BOX_W / 2, y - _BOX_H / 2),
@@ -148,7 +158,7 @@ def draw_attention_pipeline(
         )
         artists += [arrow, label]
 
-    ax.set_xlim(-0.2, 16.2)
+    ax.set_xlim(-0.2, 19.3)
     ax.set_ylim(-2.5, 2.6)
     ax.set_axis_off()
     ax.set_title(

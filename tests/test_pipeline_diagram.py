@@ -9,7 +9,7 @@ from matplotlib.text import Text
 
 from attnlib.pipeline_diagram import draw_attention_pipeline
 
-STAGES = ["X", "Q", "K", "V", "S", "scale", "softmax", "AV", "out"]
+STAGES = ["X", "Q", "K", "V", "S", "scale", "softmax", "AV", "WO", "out"]
 EDGES = [
     "X->Q",
     "X->K",
@@ -20,7 +20,8 @@ EDGES = [
     "scale->softmax",
     "softmax->AV",
     "V->AV",
-    "AV->out",
+    "AV->WO",
+    "WO->out",
 ]
 
 
@@ -59,7 +60,8 @@ def test_arrow_labels_carry_the_shapes_of_their_tensors(ax) -> None:
         "scale->softmax": (T, T),
         "softmax->AV": (T, T),
         "V->AV": (T, d_v),
-        "AV->out": (T, d_v),
+        "AV->WO": (T, d_v),
+        "WO->out": (T, d_model),  # the output projection restores the model width
     }
     for edge, shape in expected.items():
         assert f"({shape[0]}, {shape[1]})" in found[f"label:{edge}"].get_text(), edge
@@ -70,6 +72,7 @@ def test_projection_boxes_show_the_weight_shapes(ax) -> None:
     assert "(11, 5)" in found["boxtext:Q"].get_text()
     assert "(11, 5)" in found["boxtext:K"].get_text()
     assert "(11, 7)" in found["boxtext:V"].get_text()
+    assert "(7, 11)" in found["boxtext:WO"].get_text()
 
 
 def test_draws_on_the_given_axes_and_returns_its_artists(ax) -> None:

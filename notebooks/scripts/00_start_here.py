@@ -42,8 +42,9 @@
 # | `05_overflow_misconception` | explain why $1/\sqrt{d_k}$ is *not* there to prevent overflow |
 # | `06_masking` | apply causal and padding masks, and know why the mask goes in before the softmax |
 #
-# Still to come: multi-head attention, cost and tiling (FlashAttention's idea), gradients, and
-# self-checked exercises.
+# Still to come: multi-head attention and the KV cache (07), cost and tiling, FlashAttention's
+# idea (08), gradients (09), self-checked recall questions (10), and the same attention inside
+# a real trained model (11).
 
 # %% [markdown]
 # ## How to use these notebooks
@@ -69,6 +70,8 @@
 # the output is the weighted average of the values.
 
 # %%
+import textwrap
+
 import numpy as np
 
 Q = np.array([[2.0, 0.0, 2.0, 0.0], [0.0, 4.0, 0.0, 2.0]])  # 2 queries, d_k = 4
@@ -100,7 +103,7 @@ print("same output: ", np.allclose(ref_output, output))
 try:
     scaled_dot_product_attention(Q, K[:, :3], V)
 except ValueError as err:
-    print("ValueError:", err)
+    print(textwrap.fill(f"ValueError: {err}", 88, subsequent_indent="  "))
 
 # %% [markdown]
 # Next: **01 — Q, K and V projections**, where these matrices come from.

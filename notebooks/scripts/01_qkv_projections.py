@@ -22,7 +22,7 @@
 #    each means;
 # 2. explain why $Q$ and $K$ must share the width $d_k$ while $V$ may have its own width $d_v$;
 # 3. state the shape of every tensor in single-head attention, for one sequence and for a batch,
-#    down to the output projection $W_o$, and check each shape with an `assert`;
+#    down to the output projection $W_O$, and check each shape with an `assert`;
 # 4. read the pipeline picture $X \to Q, K, V \to QK^\top \to /\sqrt{d_k} \to \mathrm{softmax}
 #    \to \times V$ with the shape on every arrow.
 
@@ -66,16 +66,18 @@
 # $$W_Q, W_K \in \mathbb{R}^{d_{model} \times d_k},\qquad
 #   W_V \in \mathbb{R}^{d_{model} \times d_v}.$$
 #
-# (Seed 000 writes $n$ for the number of tokens; we write $T$, as seed 004 and `attnlib` do.)
+# (Some texts write $n$ for the number of tokens; we write $T$, as `attnlib` does.)
 
 # %% [markdown]
 # ## The four-token example: "Order was late it"
 #
 # A tiny, hand-traceable stand-in for the sentence: four tokens, $d_{model} = 4$, and one head
-# with $d_k = d_v = 4$. The embeddings and weights are fixed by hand (seed 000), not learned, so
-# every number can be checked with pencil and paper. `attnlib.examples` holds them as data.
+# with $d_k = d_v = 4$. The embeddings and weights are fixed by hand (as in a common lesson
+# text), not learned, so every number can be checked with pencil and paper. `attnlib.examples` holds them as data.
 
 # %%
+import textwrap
+
 import numpy as np
 
 from attnlib import examples
@@ -106,7 +108,7 @@ for label, M in (("Q", Q), ("K", K), ("V", V)):
         print(f"  {name:<5} {row}")
 
 # %% [markdown]
-# These are the $Q$, $K$ and $V$ that seed 000 prints (rows in the order Order, was, late, it).
+# These are the $Q$, $K$ and $V$ that the lesson prints (rows in the order Order, was, late, it).
 #
 # **One row by hand.** Row $i$ of $XW_Q$ is $x_i W_Q$, a combination of the *rows* of $W_Q$
 # weighted by the entries of $x_i$. The embedding of "it" is $[0, 0, 1, 1]$, so
@@ -130,7 +132,7 @@ print("equal:", np.array_equal(q_it_by_hand, Q[3]))
 # %% [markdown]
 # ## Three roles, one input
 #
-# Active-recall question 2 of seed 000: *a classmate says "Query, Key and Value are three
+# A common lesson text asks: *a classmate says "Query, Key and Value are three
 # different features extracted from the sentence, like three embeddings someone hand-picked".*
 # Why is that wrong?
 #
@@ -148,7 +150,7 @@ print("K computed with W_K equals Q:", np.array_equal(K, Q))
 # **Correct description, in one sentence:** $Q$, $K$ and $V$ are three learned linear
 # projections of the same token embeddings $X$; what makes them differ is only the weight
 # matrices $W_Q$, $W_K$, $W_V$, which training shapes (every step of attention is
-# differentiable, so backpropagation reaches all three, seed 002).
+# differentiable, so backpropagation reaches all three).
 
 # %% [markdown]
 # ## Why $Q$ and $K$ share $d_k$, and $V$ need not
@@ -168,7 +170,7 @@ print("Q shape", Q.shape, " K shape", K_too_narrow.shape)
 try:
     Q @ K_too_narrow.T
 except ValueError as err:
-    print("ValueError:", err)
+    print(textwrap.fill(f"ValueError: {err}", 88, subsequent_indent="  "))
 
 # %% [markdown]
 # Now values of width $d_v = 6 \ne d_k = 4$. We draw a $W_V$ of shape $(d_{model}, d_v)$ from a
@@ -191,6 +193,20 @@ out6 = A @ V6  # (T, T) @ (T, d_v) = (T, d_v)
 print("Q", Q.shape, " K", K.shape, " V", V6.shape, " weights", A.shape, " output", out6.shape)
 
 # %% [markdown]
+# Row "it" of $A$ is the answer to the question we started with: how much does "it" draw from
+# each token?
+
+# %%
+for name, weight in zip(tokens, A[tokens.index("it")]):
+    print(f"it -> {name:<5} {weight:.4f}")
+
+# %% [markdown]
+# The story at the top asked for "strongly relevant to 'order', a little to 'late', not at all
+# to 'was'". These hand-picked toy numbers act it out only roughly: "Order" does get the
+# largest weight, but "was" still gets 14 % and "it" gives itself as much as "late". The
+# weights were chosen so that every step can be checked by hand, not trained to resolve "it";
+# notebook 03 traces this row number by number.
+#
 # The weights $A$ do not depend on $V$ at all, so they are the same whatever $d_v$ is; only
 # the output's width follows $d_v$. `attnlib.scaled_dot_product_attention` (the tested version
 # of the same four lines) agrees, and its error message names the shapes when $Q$ and $K$ do not
@@ -204,14 +220,14 @@ print("same weights:", np.allclose(ref_A, A), " same output:", np.allclose(ref_o
 try:
     scaled_dot_product_attention(Q, K_too_narrow, V6)
 except ValueError as err:
-    print("ValueError:", err)
+    print(textwrap.fill(f"ValueError: {err}", 88, subsequent_indent="  "))
 
 # %% [markdown]
 # ## Active-recall question 1: every shape, computed
 #
 # *Write the three projection equations and state the shape of every matrix for $T$ tokens
 # with widths $d_{model}$, $d_k$, $d_v$.* We answer with real arrays and `assert`, so a wrong
-# shape would stop the notebook. We use the sizes of seed 004's summary table, $T = 2$,
+# shape would stop the notebook. We use the sizes of a common lesson's summary table, $T = 2$,
 # $d_{model} = 8$, $d_k = 4$, $d_v = 2$. Random numbers stand in for learned weights; only the
 # shapes matter here.
 
@@ -261,22 +277,23 @@ shape_table(
 )
 
 # %% [markdown]
-# This is seed 004's summary reference table, row for row. The output projection
-# $W_o \in \mathbb{R}^{d_v \times d_{model}}$ takes the head's output back to the model width, so
+# This is that lesson's summary reference table, row for row. The output projection
+# $W_O \in \mathbb{R}^{d_v \times d_{model}}$ takes the head's output back to the model width, so
 # the next layer receives the shape it started from.
 #
 # **Spot the rule.** Every product $(a \times b)(b \times c)$ has shape $a \times c$: the inner
 # sizes must match and disappear. Read down the table and check each product that way.
 
 # %% [markdown]
-# ## With a batch: seed 004, exercise 3
+# ## With a batch
 #
 # Real inputs come in batches, $X$ of shape $(B, T, d_{model})$. The same weights serve every
 # sequence of the batch: `X @ W_q` multiplies the last axis and leaves the leading ones alone.
 # The one change is the transpose: $K^\top$ must swap only the **last two** axes, so we write
 # `np.swapaxes(K, -1, -2)` (`K.T` would reverse all three axes and scramble the batch).
 #
-# Exercise 3 uses $B = 1$, $T = 4$, $d_{model} = 8$, $d_k = d_v = 4$.
+# A common exercise asks for every shape with $B = 1$, $T = 4$, $d_{model} = 8$,
+# $d_k = d_v = 4$.
 
 
 # %%
@@ -319,7 +336,7 @@ def batched_shape_flow(B, T, d_model, d_k, d_v, rng):
 shape_table(batched_shape_flow(B=1, T=4, d_model=8, d_k=4, d_v=4, rng=rng))
 
 # %% [markdown]
-# These are exactly the shapes of seed 004's answer. With $d_k = d_v = T = 4$, though, many rows
+# These are exactly the shapes of the exercise's published answer. With $d_k = d_v = T = 4$, though, many rows
 # read `[1, 4, 4]` and you cannot tell from the table which 4 is which: a mistake that swapped
 # $T$ and $d_k$ would print the same table. Run the same function with sizes that are all
 # different, and every dimension identifies itself:
@@ -330,19 +347,25 @@ shape_table(batched_shape_flow(B=3, T=5, d_model=8, d_k=4, d_v=2, rng=rng))
 # %% [markdown]
 # ## The pipeline in one picture
 #
-# Seed 000 promises "the full sequence of operations in one picture" but the picture is missing.
-# Here it is, drawn by `attnlib.pipeline_diagram.draw_attention_pipeline` from the sizes you
-# give it. Each arrow carries a tensor and is labelled with its shape, in symbols and in
-# numbers; the projection boxes show their weight shapes. The same $X$ feeds all three
-# projections (question 2 again), and the key arrow carries $K^\top$.
+# A common lesson text promises "the full sequence of operations in one picture", but the
+# picture is not there. Here it is, drawn by `attnlib.pipeline_diagram.draw_attention_pipeline`
+# from the sizes you give it. Each arrow carries a tensor and is labelled with its shape, in
+# symbols and in numbers; the projection boxes show their weight shapes. The same $X$ feeds all
+# three projections, the key arrow carries $K^\top$, and the output projection $W_O$ brings the
+# head's output back to the model width.
+#
+# We draw it with $T = 5$, $d_{model} = 6$, $d_k = 3$, $d_v = 4$: four different numbers, so
+# every $(5, 5)$ on the picture can only be $T \times T$ and every 3 only $d_k$. With
+# $T = d_k = 4$ the score arrows and the query arrows would both read $(4, 4)$, the very
+# confusion of the batch table above.
 
 # %%
 import matplotlib.pyplot as plt
 
 from attnlib.pipeline_diagram import draw_attention_pipeline
 
-fig, ax = plt.subplots(figsize=(14, 4.6))
-draw_attention_pipeline(T=4, d_model=8, d_k=4, d_v=2, ax=ax)
+fig, ax = plt.subplots(figsize=(16, 4.6))
+draw_attention_pipeline(T=5, d_model=6, d_k=3, d_v=4, ax=ax)
 plt.show()
 
 # %% [markdown]
@@ -350,7 +373,7 @@ plt.show()
 #
 # $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V,$$
 #
-# in four steps (seed 002): scores $QK^\top$; scale by $1/\sqrt{d_k}$; softmax along each row,
+# in four steps: scores $QK^\top$; scale by $1/\sqrt{d_k}$; softmax along each row,
 # so that row $i$ holds the weights query $i$ gives to every key; weighted sum of the values.
 # Why the scale is $\sqrt{d_k}$, and not some other number, is notebook 02.
 
@@ -358,7 +381,7 @@ plt.show()
 # ## Check yourself
 #
 # 1. A head has $d_{model} = 512$, $d_k = 64$, $d_v = 32$ and reads a sequence of $T = 10$
-#    tokens. What are the shapes of $W_V$, $QK^\top$ and the head's output before $W_o$?
+#    tokens. What are the shapes of $W_V$, $QK^\top$ and the head's output before $W_O$?
 # 2. Someone sets $W_K = W_Q$. Is the score matrix $S = QK^\top$ then symmetric? What does that
 #    mean for "does token $i$ attend to $j$ as much as $j$ to $i$"?
 # 3. In a batch $K$ has shape $(B, T, d_k)$. What shape does `K.T` have, and why is
@@ -367,7 +390,7 @@ plt.show()
 # <details><summary>Answers</summary>
 #
 # 1. $W_V$: $512 \times 32$. $QK^\top$: $10 \times 10$ (it never depends on $d_k$ or $d_v$).
-#    Output: $10 \times 32$, i.e. $T \times d_v$; $W_o$ ($32 \times 512$) then brings it back to
+#    Output: $10 \times 32$, i.e. $T \times d_v$; $W_O$ ($32 \times 512$) then brings it back to
 #    $10 \times 512$. Check it: `draw_attention_pipeline(10, 512, 64, 32)`.
 # 2. Yes: $S = XW_Q (XW_Q)^\top$ is symmetric, so the *scores* are symmetric. The *weights* need
 #    not be, because each row is normalised by its own softmax sum. Separate $W_Q$ and $W_K$ let a
@@ -384,9 +407,9 @@ plt.show()
 # * One input, three projections: $Q = XW_Q$, $K = XW_K$, $V = XW_V$. The rows of $Q$, $K$, $V$
 #   are what each token looks for, offers, and hands over. Projections act on each token alone.
 # * $Q$ and $K$ share $d_k$ because they meet in a dot product; $V$ has its own $d_v$, which sets
-#   the output width; $W_o$ ($d_v \times d_{model}$) maps back to the model width.
+#   the output width; $W_O$ ($d_v \times d_{model}$) maps back to the model width.
 # * Shapes: $X\,(T, d_{model}) \to Q, K\,(T, d_k),\ V\,(T, d_v) \to S, A\,(T, T) \to
-#   O\,(T, d_v) \to OW_o\,(T, d_{model})$; with a batch, put $B$ in front of each and transpose
+#   O\,(T, d_v) \to OW_O\,(T, d_{model})$; with a batch, put $B$ in front of each and transpose
 #   only the last two axes.
 #
 # Next: **02 — why divide by $\sqrt{d_k}$**.
