@@ -1,0 +1,202 @@
+r"""The backward pass of scaled dot-product attention, written out by hand.
+
+Forward, with :math:`c` the scale (:math:`1/\sqrt{d_k}` by default):
+
+.. math::
+
+    S = c\,Q K^\top, \qquad P = \mathrm{softmax}(S) \text{ (row by row)}, \qquad O = P V .
+
+Given the gradient of a loss with respect to the output, :math:`dO = \partial L/\partial O`, the
+chain rule runs the steps backwards:
+
+.. math::
+
+    dV = P^\top dO, \qquad dP = dO\,V^\top, \qquad
+    dS_{ij} = P_{ij}\Big(dP_{ij} - \sum_l dP_{il} P_{il}\Big), \qquad
+    dQ = c\,dS\,K, \qquad dK = c\,dS^\top Q .
+
+The softmax step is the Jacobian :math:`p_i(\delta_{ij} - p_j)` (``attnlib.softmax_jacobian``)
+applied to one row of :math:`dP` at a time, without building the :math:`T \times T` matrix. Through
+the projections :math:`Q = XW_Q`, :math:`K = XW_K`, :math:`V = XW_V` it continues as
+:math:`dW_Q = X^\top dQ`, :math:`dW_K = X^\top dK`, :math:`dW_V = X^\top dV`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validation import as_float_array, check_finite, check_probabilities, check_scale
+from .attention import check_qkv, scaled_scores
+from .softmax import softmax
+
+__all__ = ["attention_backward", "attention_head_backward", "softmax_backward"]
+
+
+def softmax_backward(weights: ArrayLike, grad_weights: ArrayLike) -> np.ndarray:
+    r"""The gradient reaching the softmax's input, from the gradient at its output.
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., n)
+        Softmax outputs :math:`p` along the last axis (rows sum to 1, or are all zero for a
+        fully masked row).
+    grad_weights : array_like, same shape as ``weights``
+        :math:`\partial L/\partial p`.
+
+    Returns
+    -------
+    ndarray, shape (..., n)
+        :math:`\partial L/\partial s_j = p_j\big(g_j - \sum_l g_l p_l\big)`, which equals
+        :math:`J^\top g` with the softmax Jacobian :math:`J_{ij} = p_i(\delta_{ij} - p_j)`. It
+        goes to zero as :math:`p` goes one-hot, whatever :math:`g` is.
+    """
+    p = as_float_array(weights, "weights", min_ndim=1)
+    g = as_float_array(grad_weights, "grad_weights", min_ndim=1)
+    if g.shape != p.shape:
+        raise ValueError(
+            f"grad_weights must have the shape of weights; got grad_weights shape {g.shape}"
+            f" and weights shape {p.shape}"
+        )
+    check_probabilities(p, "weights", allow_zero_rows=True)
+    check_finite(g, "grad_weights")
+    return _softmax_backward(p, g)
+
+
+def _softmax_backward(p: np.ndarray, g: np.ndarray) -> np.ndarray:
+    return p * (g - np.sum(g * p, axis=-1, keepdims=True))
+
+
+def attention_backward(
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    grad_output: ArrayLike,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Gradients of a loss with respect to Q, K and V, given its gradient at the output.
+
+    The forward pass is ``scaled_dot_product_attention(Q, K, V, scale=scale)``:
+    :math:`O = \mathrm{softmax}(c\,QK^\top)\,V`.
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., T_q, d_k)
+    K : array_like, shape (..., T_k, d_k)
+    V : array_like, shape (..., T_k, d_v)
+    grad_output : array_like, shape (..., T_q, d_v)
+        :math:`dO = \partial L/\partial O`; its shape must be the output's shape (leading
+        dimensions of Q, K and V broadcast).
+    scale : float, optional
+        The scale :math:`c` of the forward pass; defaults to :math:`1/\sqrt{d_k}`. ``1.0`` is
+        unscaled attention.
+
+    Returns
+    -------
+    dQ : ndarray, shape (..., T_q, d_k)
+    dK : ndarray, shape (..., T_k, d_k)
+    dV : ndarray, shape (..., T_k, d_v)
+        :math:`c\,dS\,K`, :math:`c\,dS^\top Q` and :math:`P^\top dO`, with
+        :math:`dS` from :func:`softmax_backward`. Where the leading dimensions of an input were
+        broadcast, its gradient is summed over them, so each has its input's shape.
+    """
+    Q, K, V = check_qkv(Q, K, V)
+    c = check_scale(scale, Q.shape[-1])
+    dO = _check_grad_output(grad_output, Q, K, V)
+    dQ, dK, dV = _attention_backward(Q, K, V, dO, c)
+    return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
+
+
+def attention_head_backward(
+    X: ArrayLike,
+    W_Q: ArrayLike,
+    W_K: ArrayLike,
+    W_V: ArrayLike,
+    grad_output: ArrayLike,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Gradients of a loss with respect to the three projections of one attention head.
+
+    The forward pass is :math:`O = \mathrm{softmax}(c\,XW_Q (XW_K)^\top)\,XW_V`.
+
+    Parameters
+    ----------
+    X : array_like, shape (..., T, d_model)
+        The tokens (one row each); leading dimensions are a batch.
+    W_Q, W_K : array_like, shape (d_model, d_k)
+    W_V : array_like, shape (d_model, d_v)
+    grad_output : array_like, shape (..., T, d_v)
+        :math:`\partial L/\partial O`.
+    scale : float, optional
+        Defaults to :math:`1/\sqrt{d_k}`.
+
+    Returns
+    -------
+    dW_Q : ndarray, shape (d_model, d_k)
+    dW_K : ndarray, shape (d_model, d_k)
+    dW_V : ndarray, shape (d_model, d_v)
+        :math:`X^\top dQ`, :math:`X^\top dK`, :math:`X^\top dV`, summed over the batch.
+    """
+    X = as_float_array(X, "X", min_ndim=2)
+    check_finite(X, "X")
+    weights = []
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        W = as_float_array(W, name, min_ndim=2)
+        if W.ndim != 2 or W.shape[0] != X.shape[-1] or W.shape[1] < 1:
+            raise ValueError(
+                f"{name} must be a (d_model, d) matrix with d_model = {X.shape[-1]} rows (the"
+                f" width of X) and d >= 1; got {name} shape {W.shape} and X shape {X.shape}"
+            )
+        check_finite(W, name)
+        weights.append(W)
+    W_Q, W_K, W_V = weights
+    if W_K.shape != W_Q.shape:
+        raise ValueError(
+            f"W_Q and W_K must have the same shape (d_model, d_k): queries and keys are compared"
+            f" by dot product; got W_Q shape {W_Q.shape} and W_K shape {W_K.shape}"
+        )
+    c = check_scale(scale, W_Q.shape[1])
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    dO = _check_grad_output(grad_output, Q, K, V)
+    Xt = np.swapaxes(X, -1, -2)
+    dW_Q, dW_K, dW_V = (_batch_sum(Xt @ d) for d in _attention_backward(Q, K, V, dO, c))
+    return dW_Q, dW_K, dW_V
+
+
+def _check_grad_output(
+    grad_output: ArrayLike, Q: np.ndarray, K: np.ndarray, V: np.ndarray
+) -> np.ndarray:
+    dO = as_float_array(grad_output, "grad_output", min_ndim=2)
+    batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    out_shape = (*batch, Q.shape[-2], V.shape[-1])
+    if dO.shape != out_shape:
+        raise ValueError(
+            f"grad_output must have the output's shape (..., T_q, d_v) = {out_shape}; got"
+            f" grad_output shape {dO.shape} (Q shape {Q.shape}, V shape {V.shape})"
+        )
+    check_finite(dO, "grad_output")
+    return dO
+
+
+def _attention_backward(
+    Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray, c: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The backward pass for validated inputs; gradients have the broadcast batch shape."""
+    P = softmax(scaled_scores(Q, K, c))
+    dV = np.swapaxes(P, -1, -2) @ dO
+    dS = _softmax_backward(P, dO @ np.swapaxes(V, -1, -2))
+    return c * (dS @ K), c * (np.swapaxes(dS, -1, -2) @ Q), dV
+
+
+def _sum_to(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum ``grad`` over the leading dimensions that broadcasting added to an input of ``shape``."""
+    extra = grad.ndim - len(shape)
+    if extra:
+        grad = grad.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched, keepdims=True) if stretched else grad
+
+
+def _batch_sum(x: np.ndarray) -> np.ndarray:
+    """Sum a (..., m, n) array over its leading (batch) dimensions: shape (m, n)."""
+    return x.reshape(-1, *x.shape[-2:]).sum(axis=0)
