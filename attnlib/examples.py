@@ -1,11 +1,16 @@
-"""The fixed data of the source texts, as read-only arrays. Data only: answers are computed.
+"""The fixed data of the source lessons, as read-only arrays. Data only: answers are computed.
 
-``ORDER_*``: the hand-traceable "Order was late it" example (seed 000). Rows of X are the four
-tokens; Q = X @ W_Q etc. gives the Q, K, V printed in the text.
+``ORDER_*``: the hand-traceable "Order was late it" example (the complaint-bot lesson). Rows of
+X are the four tokens; Q = X @ W_Q etc. gives the Q, K, V printed in the lesson.
 
-``T2_*``: the T=2, d_k=4, d_v=2 worked example (seed 004), given directly as Q, K, V.
+``T2_*``: the T=2, d_k=4, d_v=2 worked example (the symbols-and-shapes lesson), given directly as
+Q, K, V.
 
-``TWO_KEY_*``: exercise 2 of seed 004, one query over two keys with d_k taken as 4.
+``TWO_KEY_*``: exercise 2 of the same lesson, one query over two keys with d_k taken as 4.
+
+``ANIMAL_*``: the numbers that the "animal crossed the road" lesson quotes from its figure
+(which the text lacks): one query and one key, row 1 of the weight matrix, and the value
+entries that row 1 of the output combines.
 """
 
 from __future__ import annotations
@@ -45,3 +50,12 @@ TWO_KEY_K = _frozen([[2.0, 1.0], [0.0, 2.0]])
 TWO_KEY_V = _frozen([[10.0, 0.0], [0.0, 20.0]])
 #: The d_k the exercise states for its scale (sqrt(4) = 2), although its vectors have length 2.
 TWO_KEY_D_K = 4
+
+#: The "animal" lesson's query of token 1, as its figure shows it, shape (2,).
+ANIMAL_Q1 = _frozen([1.0, 0.5])
+#: Its key of token 1, shape (2,).
+ANIMAL_K1 = _frozen([1.1, 0.4])
+#: Row 1 of its attention weights, over tokens 1..4, shape (4,), rounded to two decimals.
+ANIMAL_WEIGHTS_ROW1 = _frozen([0.31, 0.26, 0.25, 0.18])
+#: The value entries (first column of V, tokens 1..4) that output row 1 combines, shape (4,).
+ANIMAL_V_COLUMN = _frozen([2.0, 0.5, 1.5, 0.0])

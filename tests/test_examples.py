@@ -1,6 +1,8 @@
-"""attnlib.examples reproduces the numbers the seeds print, at the precision they print them."""
+"""attnlib.examples reproduces the numbers the source lessons print, at their printed precision."""
 
 from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 import pytest
@@ -90,6 +92,22 @@ def test_two_key_exercise_gives_the_uniform_average_5_10() -> None:
     np.testing.assert_array_equal(out, [[5.0, 10.0]])
 
 
+def test_animal_figure_dot_product_is_the_printed_1_30() -> None:
+    # "q_1 . k_1 = 1.0(1.1) + 0.5(0.4) = 1.30"
+    assert_matches_printed(examples.ANIMAL_Q1 @ examples.ANIMAL_K1, 1.30, decimals=2)
+
+
+def test_animal_figure_weight_row_sums_to_one() -> None:
+    np.testing.assert_allclose(examples.ANIMAL_WEIGHTS_ROW1.sum(), 1.0, rtol=0, atol=1e-12)
+
+
+def test_animal_figure_output_is_exactly_1_125_printed_as_1_13() -> None:
+    # "0.31(2.0) + 0.26(0.5) + 0.25(1.5) + 0.18(0.0) = 1.13": a tie, rounded half up
+    out = examples.ANIMAL_WEIGHTS_ROW1 @ examples.ANIMAL_V_COLUMN
+    np.testing.assert_allclose(out, 1.125, rtol=0, atol=1e-12)
+    assert Decimal(float(out)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP) == Decimal("1.13")
+
+
 @pytest.mark.parametrize(
     "name",
     [
@@ -103,10 +121,14 @@ def test_two_key_exercise_gives_the_uniform_average_5_10() -> None:
         "TWO_KEY_Q",
         "TWO_KEY_K",
         "TWO_KEY_V",
+        "ANIMAL_Q1",
+        "ANIMAL_K1",
+        "ANIMAL_WEIGHTS_ROW1",
+        "ANIMAL_V_COLUMN",
     ],
 )
 def test_example_arrays_are_read_only_float64(name: str) -> None:
     arr = getattr(examples, name)
     assert arr.dtype == np.float64
     with pytest.raises(ValueError, match="read-only"):
-        arr[0, 0] = 1.0
+        arr[(0,) * arr.ndim] = 1.0

@@ -36,12 +36,16 @@ PUBLISHED = {
         "A = softmax(S) = [[0.8808, 0.1192], [0.1192, 0.8808]]",
         "Output = A @ V = [[1.2384, 1.7616], [2.7616, 0.2384]]",
         "exact output:         [[1.238406, 1.761594], [2.761594, 0.238406]]",
-        # seed 004, exercises 1 and 2
-        "exp(16) = 8,886,110.52",
-        "exp(2)  = 7.389",
+        # seed 004, exercise 2 (exercise 1, exp(16), is printed by 02)
         "output = p @ V = [5.0, 10.0]",
+        # seed 003, the step-by-step arithmetic quoted from its missing figure
+        "q1·k1 = 1.0(1.1) + 0.5(0.4) = 1.30",
+        "weight row 1: 0.31  0.26  0.25  0.18   sum 1.00",
+        "output row 1 = 0.31(2.0) + 0.26(0.5) + 0.25(1.5) + 0.18(0.0)",
+        "= 1.125, which rounds (half up) to 1.13",
     ],
-    "02_why_sqrt_dk": ["8,886,110", "7.389", "1.07e+13", "11.3"],
+    # seed 004 exercise 1 (exp(16), exp(2)) and typical widths; seed 000's e^30
+    "02_why_sqrt_dk": ["exp(16) = 8,886,110.52", "exp(2) = 7.389", "1.07e+13", "11.3"],
     "04_softmax_saturation": [
         "softmax([1, 2, 3])   = [0.09 0.24 0.67]",
         "softmax([8, 16, 24]) = [0.00 0.00 1.00]",

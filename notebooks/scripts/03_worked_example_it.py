@@ -18,23 +18,24 @@
 #
 # A customer writes *"My order was late and it was cold."* The word "it" means nothing on its
 # own; it borrows its meaning from an earlier word. Attention resolves that borrowing with
-# numbers: one weight per (query token, key token) pair. In this notebook you trace those
-# numbers by hand on a sentence small enough to check with pencil and paper, the four tokens
+# numbers: one weight per (query token, key token) pair. Here you trace those numbers by hand on
+# a sentence small enough for pencil and paper, the four tokens
 #
 # $$\text{Order} \quad \text{was} \quad \text{late} \quad \text{it}$$
 #
-# with $d_\text{model} = d_k = d_v = 4$ and hand-picked (not learned) weight matrices, exactly
-# as in the source lesson (seed 000). Then you do the same for the two-token example and two
-# exercises of seed 004.
+# with $d_\text{model} = d_k = d_v = 4$ and hand-picked (not learned) weight matrices, as a
+# common lesson text sets them up. Every number that lesson prints is computed below.
 #
 # **Learning goals.** After this notebook you can
 #
-# 1. compute $Q = XW_Q$, $K = XW_K$, $V = XW_V$ and one row of
-#    $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$ by hand, and say what every number means;
+# 1. compute one row of $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$ by hand and say what every
+#    number means;
 # 2. explain what the $1/\sqrt{d_k}$ scale does to the weights even at $d_k = 4$;
-# 3. prove that two tokens with equal keys always receive equal weight, for every query;
-# 4. carry full precision through a calculation and round once, at the end, and recognise the
-#    errors that come from rounding too early (the source texts contain three of them).
+# 3. prove that two tokens with equal keys receive equal weight from every query;
+# 4. picture an attention output as a point inside the values it averages.
+#
+# Boxes marked *optional* check the rounding of the source lessons; skip them on a first
+# reading. The main path takes 15 to 30 minutes.
 
 # %%
 import matplotlib.pyplot as plt
@@ -52,16 +53,15 @@ def show(v, fmt="{:.4f}"):
 
 
 # %% [markdown]
-# ## 1. The data: four tokens, three projections
+# ## 1. Four tokens, three projections
 #
-# Each token is a row of $X \in \mathbb{R}^{T \times d_\text{model}}$. Every token passes
-# through all three projections:
+# Each token is a row of $X$; every token passes through all three projections (notebook 01):
 #
-# $$Q = X W_Q \in \mathbb{R}^{T\times d_k}, \qquad K = X W_K \in \mathbb{R}^{T\times d_k},
-# \qquad V = X W_V \in \mathbb{R}^{T\times d_v}.$$
+# $$Q = X W_Q, \qquad K = X W_K, \qquad V = X W_V .$$
 #
 # Row $i$ of $Q$ is what token $i$ is looking for; row $j$ of $K$ is what token $j$ offers to be
-# matched on; row $j$ of $V$ is what token $j$ hands over if it is picked.
+# matched on; row $j$ of $V$ is what token $j$ hands over if it is picked. The last line checks
+# our products against the three matrices the lesson prints.
 
 # %%
 tokens = examples.ORDER_TOKENS
@@ -72,36 +72,32 @@ K = X @ W_K
 V = X @ W_V
 
 print("tokens:", tokens)
-print("X =\n", X)
 print("Q = X @ W_Q =\n", Q)
 print("K = X @ W_K =\n", K)
 print("V = X @ W_V =\n", V)
 
-# %% [markdown]
-# The lesson prints these three matrices. Here they are as the text gives them, compared
-# entry by entry with what we just computed:
-
-# %%
-Q_text = np.array([[2, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 1], [1, 0, 2, 1]])
-K_text = np.array([[1, 1, 2, 0], [1, 1, 0, 2], [1, 1, 1, 1], [1, 1, 1, 1]])
-V_text = np.array([[2, 0, 3, 1], [1, 1, 0, 1], [2, 1, 0, 1], [1, 0, 3, 1]])
-
-for name, ours, text in (("Q", Q, Q_text), ("K", K, K_text), ("V", V, V_text)):
-    print(f"{name} equals the text's {name}: {np.array_equal(ours, text)}")
+Q_text = [[2, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 1], [1, 0, 2, 1]]  # as the lesson prints them
+K_text = [[1, 1, 2, 0], [1, 1, 0, 2], [1, 1, 1, 1], [1, 1, 1, 1]]
+V_text = [[2, 0, 3, 1], [1, 1, 0, 1], [2, 1, 0, 1], [1, 0, 3, 1]]
+print(
+    "equal to the lesson's Q, K, V:",
+    [np.array_equal(a, b) for a, b in ((Q, Q_text), (K, K_text), (V, V_text))],
+)
 
 # %% [markdown]
 # Notice already: the keys of "late" and "it" are the **same vector**, $[1, 1, 1, 1]$. Keep
-# that in mind for section 6.
-
-# %% [markdown]
-# ## 2. The query of "it" against every key, term by term
+# that in mind for section 5.
 #
-# The raw score of query $i$ against key $j$ is the dot product
+# ## 2. The query of "it" against every key, then the scale
 #
-# $$s_{ij} = q_i \cdot k_j = \sum_{m=1}^{d_k} q_{im}\, k_{jm}.$$
+# The raw score of query $i$ against key $j$ is a dot product, and the scaled score divides it
+# by $\sqrt{d_k} = \sqrt 4 = 2$:
 #
-# The cell below writes out each dot product for $q_\text{it}$ = `Q[3]` exactly as you would on
-# paper; the strings are generated from the arrays, so they cannot disagree with them.
+# $$s_{ij} = q_i \cdot k_j = \sum_{m=1}^{d_k} q_{im}\, k_{jm}, \qquad
+#   \tilde s_{ij} = \frac{s_{ij}}{\sqrt{d_k}} .$$
+#
+# The cell writes out each dot product for $q_\text{it}$ = `Q[3]` as you would on paper; the
+# strings are generated from the arrays, so they cannot disagree with them.
 
 
 # %%
@@ -118,115 +114,69 @@ print(f"q_it = Q[{it}] = {show(q_it, '{:g}')}")
 for j, token in enumerate(tokens):
     print(f"q_it · K_{token:<5} = {expand(q_it, K[j])}")
 
-raw_it = K @ q_it  # all four dot products at once: the row Q[3] @ K.T
-print("\nraw scores:", show(raw_it, "{:g}"))
-
-# %% [markdown]
-# ## 3. Scale by $\sqrt{d_k}$
-#
-# $$\tilde s_{ij} = \frac{s_{ij}}{\sqrt{d_k}}, \qquad d_k = 4 \;\Rightarrow\; \sqrt{d_k} = 2.$$
-
-# %%
 d_k = K.shape[-1]
+raw_it = K @ q_it  # all four dot products at once: the row Q[3] @ K.T
 scaled_it = raw_it / np.sqrt(d_k)
-print("d_k =", d_k, "  sqrt(d_k) =", np.sqrt(d_k))
+print("\nraw scores:   ", show(raw_it, "{:g}"))
 print("scaled scores:", show(scaled_it, "{:g}"))
 
 # %% [markdown]
-# ## 4. Softmax, with and without the scale
+# ## 3. Softmax, with and without the scale, and the output
 #
-# $$\mathrm{softmax}(s)_j = \frac{e^{s_j}}{\sum_{l} e^{s_l}}$$
+# Softmax turns a row of scores into weights that are positive and sum to 1; the output is the
+# weighted average of the value rows:
 #
-# Computed in plain numpy first, then compared with `attnlib.softmax` (which also subtracts the
-# row maximum first, a shift that changes no weight).
+# $$w_j = \frac{e^{s_j}}{\sum_{l} e^{s_l}}, \qquad o_\text{it} = \sum_j w_j\, v_j = w\,V .$$
 
 # %%
 w_raw_it = np.exp(raw_it) / np.exp(raw_it).sum()
 w_scaled_it = np.exp(scaled_it) / np.exp(scaled_it).sum()
+out_raw_it = w_raw_it @ V
+out_scaled_it = w_scaled_it @ V
 
 print("softmax(raw)    =", show(w_raw_it))
 print("softmax(scaled) =", show(w_scaled_it))
 print("sums:", show([w_raw_it.sum(), w_scaled_it.sum()]))
-print(
-    "agree with attnlib.softmax:",
-    np.allclose(w_raw_it, softmax(raw_it)),
-    np.allclose(w_scaled_it, softmax(scaled_it)),
-)
-
-# %% [markdown]
-# Even at $d_k = 4$ the unscaled weights are more concentrated on the top score ("Order").
-# The lesson puts it as "53.4% of the weight lands on 'Order' without scaling, versus 38.8%
-# with scaling". Let us check both percentages at full precision:
-
-# %%
-print(
-    f"weight on Order, raw:    {w_raw_it[0]:.8f} = {100 * w_raw_it[0]:.4f}%"
-    f" -> {100 * w_raw_it[0]:.1f}%"
-)
-print(
-    f"weight on Order, scaled: {w_scaled_it[0]:.8f} = {100 * w_scaled_it[0]:.4f}%"
-    f" -> {100 * w_scaled_it[0]:.1f}%"
-)
-print(
-    f"rounding twice: {w_scaled_it[0]:.8f} -> {w_scaled_it[0]:.4f}"
-    f" -> {100 * round(w_scaled_it[0], 4):.1f}%"
-)
-
-# %% [markdown]
-# The 53.4% is right. The scaled weight is 0.387456, which is **38.7%** to one decimal; the
-# text's 38.8% comes from rounding twice (first to 0.3875, then 38.75% up to 38.8%). A tenth of
-# a percent changes nothing in the argument, but it is a textbook case of *double rounding*:
-# round once, from the full-precision number.
-
-# %% [markdown]
-# ## 5. The output: a weighted average of the value rows
-#
-# $$o_\text{it} = \sum_j w_j\, v_j = w\,V$$
-
-# %%
-out_raw_it = w_raw_it @ V
-out_scaled_it = w_scaled_it @ V
+print(f"weight on Order: raw {w_raw_it[0]:.6f} = {100 * w_raw_it[0]:.1f}%,", end=" ")
+print(f"scaled {w_scaled_it[0]:.6f} = {100 * w_scaled_it[0]:.1f}%")
 print("output(raw weights)    =", show(out_raw_it))
 print("output(scaled weights) =", show(out_scaled_it))
-print("V_Order                =", show(V[0], "{:g}"))
+print(f"distance to V_Order = {show(V[0], '{:g}')}:", end=" ")
 print(
-    "distance to V_Order: raw",
-    f"{np.linalg.norm(out_raw_it - V[0]):.4f},",
-    "scaled",
-    f"{np.linalg.norm(out_scaled_it - V[0]):.4f}",
+    f"raw {np.linalg.norm(out_raw_it - V[0]):.4f}, scaled {np.linalg.norm(out_scaled_it - V[0]):.4f}"
 )
+print("agree with attnlib.softmax:", np.allclose(w_scaled_it, softmax(scaled_it)))
 
 # %% [markdown]
-# As the lesson says, the unscaled output is pulled harder toward $v_\text{Order} = [2,0,3,1]$
-# (it is closer to it): the sharper softmax discards more of the partial evidence from the other
-# tokens.
+# Even at $d_k = 4$ the unscaled weights are more concentrated on the top score ("Order"):
+# 53.4 % without the scale, 38.7 % with it. So the unscaled output is pulled harder toward
+# $v_\text{Order} = [2, 0, 3, 1]$ (it is closer to it): the sharper softmax discards more of the
+# partial evidence from the other tokens. At $d_k = 1024$ the same sharpening becomes extreme
+# (notebooks 02 and 04).
 #
-# **A first lesson in carrying precision.** The text writes the sum as
-# $0.5344\cdot[2,0,3,1] + 0.0723\cdot[1,1,0,1] + \dots = [1.7311, 0.2689, 2.1932, 1.0000]$.
-# Taken literally, with the weights rounded to four decimals, that sum is slightly different:
-
-# %%
-for label, w in (("raw", w_raw_it), ("scaled", w_scaled_it)):
-    print(
-        f"{label:>6}: 4-decimal weights @ V = {show(np.round(w, 4) @ V)}"
-        f"   full-precision weights @ V = {show(w @ V)}"
-    )
-
-# %% [markdown]
-# The text's printed results are the full-precision ones (correct); the equation it writes
-# beside them, with rounded weights, gives 1.7309, 2.1930, 0.9999 and 1.8675. The rounded
-# weights are for reading; the arithmetic must use the unrounded ones.
-
-# %% [markdown]
-# ## 6. The lesson's own code, run as written
+# <details><summary>Optional: two roundings in the lesson text</summary>
 #
-# The text promises that this code "must reproduce these exact numbers" and prints
+# * The lesson says "53.4% of the weight lands on 'Order' without scaling, versus 38.8% with
+#   scaling". The scaled weight is 0.387456, which is **38.7 %** to one decimal; 38.8 % comes
+#   from rounding twice (first to 0.3875, then 38.75 % up to 38.8 %). Round once, from the
+#   full-precision number.
+# * It writes the output as $0.5344\cdot[2,0,3,1] + 0.0723\cdot[1,1,0,1] + \dots =
+#   [1.7311, 0.2689, 2.1932, 1.0000]$. The result is right (it is the full-precision one), but
+#   the sum as written, with 4-decimal weights, gives 1.7309, 2.1930 and 0.9999 instead (and
+#   1.1325 for the late query's 1.1326 in section 5; appendix A computes them all). The rounded weights are for reading; arithmetic uses the
+#   unrounded ones.
+#
+# </details>
+#
+# ## 4. The lesson's own code, run as written
+#
+# The lesson promises that this code "must reproduce these exact numbers" and prints
 # `weights[3] = [0.3875 0.1425 0.235  0.235 ]` and `output[3]  = [1.6225 0.3775 1.8674 1.    ]`.
 # Here it is, unchanged (it defines its own `scaled_dot_product_attention`, so we keep the
-# `attnlib` one under another name for the comparison).
+# `attnlib` one under another name).
 
 # %%
-# ---- seed 000's code block, verbatim ----
+# ---- the lesson's code block, verbatim ----
 import numpy as np
 
 from attnlib import scaled_dot_product_attention as attnlib_attention
@@ -263,26 +213,13 @@ print("weights[3] =", weights[3])  # attention weights for "it"
 print("output[3]  =", output[3])  # context vector for "it"
 
 # %% [markdown]
-# Exactly the text's two lines. The text's data are the same as `attnlib.examples`, and its
-# function agrees with the tested reference `attnlib.scaled_dot_product_attention` on all four
-# rows, and with our hand computation of row 3:
+# Exactly the lesson's two lines. Its function also agrees with the tested
+# `attnlib.scaled_dot_product_attention` on all four rows, and with our hand computation:
 
 # %%
-print(
-    "same X, W_Q, W_K, W_V as attnlib.examples:",
-    all(
-        np.array_equal(a, b)
-        for a, b in (
-            (X, examples.ORDER_X),
-            (W_Q, examples.ORDER_W_Q),
-            (W_K, examples.ORDER_W_K),
-            (W_V, examples.ORDER_W_V),
-        )
-    ),
-)
 ref_output, ref_weights = attnlib_attention(Q, K, V)
 print(
-    "seed code == attnlib (all rows):",
+    "lesson's code == attnlib, all rows:",
     np.allclose(weights, ref_weights),
     np.allclose(output, ref_output),
 )
@@ -293,18 +230,14 @@ print(
 )
 
 # %% [markdown]
-# ## 7. Every query at once: the full weight matrix
+# ## 5. Every query at once, and the query of "late"
 #
-# Row 3 is only one of four. The matrix form computes every token's weights in one line,
-# $W = \mathrm{softmax}(QK^\top/\sqrt{d_k})$ row by row, and the picture shows them all:
-# queries (who is attending) down the side, keys (who is attended to) across the top.
+# The matrix form computes every token's weights in one line, row by row, and the picture shows
+# them all: queries (who is attending) down the side, keys (who is attended to) across the top.
 
 # %%
 weights_raw = softmax(Q @ K.T)  # no scale
-weights_scaled = softmax(Q @ K.T / np.sqrt(d_k))  # scaled
-print("raw scores Q K^T =\n", Q @ K.T)
-print("softmax(Q K^T) =\n", weights_raw)
-print("softmax(Q K^T / sqrt(d_k)) =\n", weights_scaled)
+weights_scaled = softmax(Q @ K.T / np.sqrt(d_k))
 
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.2), layout="constrained")
 attention_heatmap(
@@ -322,20 +255,14 @@ fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
 plt.show()
 
 # %% [markdown]
-# Read the bottom row ("it"): with or without the scale, "it" attends most to "Order". The
-# scaled row is visibly flatter. Note also the last two **columns** of every row are equal:
-# "late" and "it" always receive the same weight as each other. Why is the next section.
+# The bottom row ("it") is the row we computed: "it" attends most to "Order", and the scaled
+# row is flatter. The top two rows are uniform, 0.25 everywhere: every key scores the same
+# against $q_\text{Order}$ and against $q_\text{was}$, and equal scores give equal weights
+# whatever they are divided by. And in every row the last two **columns** are equal: "late" and
+# "it" always receive the same weight.
 #
-# The top two rows are uniform, $0.25$ everywhere, with or without the scale. The lesson does
-# not mention them; the scores explain them: every key scores the same against $q_\text{Order}$
-# and against $q_\text{was}$, and equal scores give equal weights whatever they are divided by.
-
-# %% [markdown]
-# ## 8. Question 4 of the lesson: the query of "late"
-#
-# Same data, query $q_\text{late}$ = `Q[2]` instead of $q_\text{it}$. The lesson asks for the
-# raw and scaled scores, both softmaxes and the scaled output, and which weights are
-# guaranteed to stay equal.
+# The lesson's question 4 asks for the query of "late", `Q[2]`: raw and scaled scores, both
+# softmaxes, the scaled output, and which weights are guaranteed to stay equal.
 
 # %%
 late = tokens.index("late")
@@ -353,9 +280,7 @@ print("\nraw scores:     ", show(raw_late, "{:g}"))
 print("scaled scores:  ", show(scaled_late, "{:g}"))
 print("softmax(raw)   =", show(w_raw_late))
 print("softmax(scaled)=", show(w_scaled_late))
-print("output(raw weights)    =", show(w_raw_late @ V))
 print("output(scaled weights) =", show(w_scaled_late @ V))
-print("  (4-decimal weights @ V =", show(np.round(w_scaled_late, 4) @ V) + ")")
 print(
     "agrees with attnlib row 2:",
     np.allclose(w_scaled_late, ref_weights[late]),
@@ -363,41 +288,25 @@ print(
 )
 
 # %% [markdown]
-# These are the lesson's numbers: raw $[2, 4, 3, 3]$, scaled $[1, 2, 1.5, 1.5]$, weights
-# $[0.0723, 0.5344, 0.1966, 0.1966]$ and $[0.1425, 0.3875, 0.2350, 0.2350]$, output
-# $[1.3775, 0.6225, 1.1326, 1.0000]$ (the raw-weight output, which the question does not ask
-# for, is printed too). As in section 5, the text's formula with 4-decimal weights would give
-# 1.1325 in place of 1.1326.
+# These are the lesson's numbers. "Order" and "was" have traded places, and "late" and "it"
+# again share a weight.
 #
-# The lesson says the Order and was weights "have essentially traded places", and calls it "a
-# coincidence of this particular toy number set" that the late query reproduces the same
-# values 0.1966 and 0.235. It is not quite a coincidence, and the trade is exact. Compare the
-# two score vectors:
-
-# %%
-print("raw scores of it:  ", show(raw_it, "{:g}"))
-print("raw scores of late:", show(raw_late, "{:g}"))
-swap = [1, 0, 2, 3]  # exchange the Order and was entries
-print("it scores, Order and was swapped, minus 1:", show(raw_it[swap] - 1, "{:g}"))
-print(
-    "late weights == it weights with Order/was swapped:",
-    np.allclose(w_raw_late, w_raw_it[swap]),
-    np.allclose(w_scaled_late, w_scaled_it[swap]),
-)
-
-# %% [markdown]
-# The late scores are the it scores with two entries exchanged, shifted down by 1. Softmax
-# ignores a shift added to every score ($e^{s_j - c}/\sum_l e^{s_l - c} = e^{s_j}/\sum_l e^{s_l}$),
-# so the weights are an exact permutation of each other. It is still special to these numbers:
-# a different query would not give a permutation.
+# <details><summary>Optional: "a coincidence", and which dimension is "late"'s</summary>
 #
-# One more remark on the text's answer, offered politely: it says the output's "'late'-weighted
-# dimension (index 2) falls from 1.87 to 1.13". The numbers are right, but column 2 of $V$ is
-# $[3, 0, 0, 3]$: it is carried by **Order and it**, not by "late" (whose value has a 0 there).
-# It falls because the weight on Order falls from 0.3875 to 0.1425. Column 1, $[0, 1, 1, 0]$,
-# is carried by was and late, and it rises because the weight on was rises.
-
-# %% [markdown]
+# The lesson calls it "a coincidence of this particular toy number set" that the late query
+# reproduces the values 0.1966 and 0.235, and says the weights on Order and was have
+# "essentially traded places". The trade is exact: the late scores $[2, 4, 3, 3]$ are the it
+# scores $[5, 3, 4, 4]$ with the first two exchanged, minus 1, and softmax ignores a constant
+# added to every score ($e^{s_j - c}/\sum_l e^{s_l - c} = e^{s_j}/\sum_l e^{s_l}$). Appendix B
+# checks it. It is still special to these numbers: another query would not give a permutation.
+#
+# The lesson also says the output's "'late'-weighted dimension (index 2) falls from 1.87 to
+# 1.13". The numbers are right, but column 2 of $V$ is $[3, 0, 0, 3]$: it is carried by
+# **Order and it**, not by "late" (whose value has a 0 there). It falls because the weight on
+# Order falls from 0.3875 to 0.1425.
+#
+# </details>
+#
 # ### Equal keys always get equal weight
 #
 # The part of the answer that *is* guaranteed: since $k_\text{late} = k_\text{it}$,
@@ -407,30 +316,31 @@ print(
 # w_\text{late} = \frac{e^{q\cdot k_\text{late}/\sqrt{d_k}}}{\sum_l e^{q\cdot k_l/\sqrt{d_k}}}
 # = w_\text{it}.$$
 #
-# Let us test it with 10,000 random queries. Not approximately: the two scores are computed from
-# identical numbers by identical operations, so even in floating point they come out
-# bit-for-bit equal and the difference is exactly zero. (Mathematics guarantees equality; a
-# matrix-multiply library that summed the two columns in different orders could in principle
-# differ in the last bit, which is why "exactly" is worth checking.) Keys that differ (Order
-# and was) give weights that differ.
+# Tested with 10,000 random queries: the two scores are computed from identical numbers by
+# identical operations, so the difference is exactly zero, while keys that differ (Order and
+# was) give weights that differ.
 
 # %%
 rng = np.random.default_rng(2024)
 random_queries = rng.normal(scale=2.0, size=(10_000, d_k))
 w = softmax(random_queries @ K.T / np.sqrt(d_k))  # shape (10000, 4)
 
-i_order, i_was, i_it = tokens.index("Order"), tokens.index("was"), tokens.index("it")
-print("K_late == K_it:", np.array_equal(K[late], K[i_it]))
-print("max |w_late - w_it|    over 10,000 queries:", np.abs(w[:, late] - w[:, i_it]).max())
-print(
-    "max |w_Order - w_was|  over 10,000 queries:",
-    f"{np.abs(w[:, i_order] - w[:, i_was]).max():.4f}",
-)
+i_order, i_was = tokens.index("Order"), tokens.index("was")
+print("K_late == K_it:", np.array_equal(K[late], K[it]))
+print("max |w_late - w_it|   over 10,000 queries:", np.abs(w[:, late] - w[:, it]).max())
+print(f"max |w_Order - w_was| over 10,000 queries: {np.abs(w[:, i_order] - w[:, i_was]).max():.4f}")
 
 # %% [markdown]
-# ## 9. Seed 004: the two-token example ($T = 2$, $d_k = 4$, $d_v = 2$)
+# ## 6. An output is a point among the values
 #
-# A second, even smaller example, given directly as $Q$, $K$, $V$.
+# The weights of a row are positive and sum to 1, so each output is a **convex combination** of
+# the value vectors: a point inside the region they span. With two tokens it lies on the
+# segment from $v_0$ to $v_1$, at the fraction $A_{i1}$ of the way:
+#
+# $$o_i = A_{i0}\,v_0 + A_{i1}\,v_1 = v_0 + A_{i1}\,(v_1 - v_0).$$
+#
+# A second lesson's worked example has exactly that shape: $T = 2$, $d_k = 4$, $d_v = 2$, given
+# directly as $Q$, $K$, $V$.
 
 # %%
 Q2, K2, V2 = examples.T2_Q, examples.T2_K, examples.T2_V
@@ -443,110 +353,126 @@ print("S_raw = Q @ K^T =\n", S_raw)
 print("S = S_raw / sqrt(4) =\n", S)
 print("A = softmax(S) =", "[" + ", ".join(show(row) for row in A) + "]")
 print("Output = A @ V =", "[" + ", ".join(show(row) for row in out2) + "]")
+print("exact output:         [" + ", ".join(show(r, "{:.6f}") for r in out2) + "]")
 print(
-    f"token 0 attends {100 * A[0, 0]:.1f}% to itself and {100 * A[0, 1]:.1f}% to token 1;"
-    f" token 1 attends {100 * A[1, 1]:.1f}% to itself"
+    "on the segment, o_i = v0 + A[i, 1] (v1 - v0):",
+    np.allclose(out2, V2[0] + A[:, 1:] * (V2[1] - V2[0])),
 )
 ref2, refA = attnlib_attention(Q2, K2, V2)
 print("agrees with attnlib:", np.allclose(A, refA), np.allclose(out2, ref2))
 
 # %% [markdown]
-# Token 0 attends 88.1% to itself and 11.9% to token 1; token 1 the reverse, as the text says.
-# Both rows are the softmax of a gap of 2: $1/(1+e^{-2})$ and $1/(1+e^{2})$.
+# Token 0 attends 88.1 % to itself and 11.9 % to token 1; token 1 the reverse, as the lesson
+# says. Both rows are the softmax of a gap of 2: $1/(1+e^{-2})$ and $1/(1+e^{2})$.
 #
-# ### A small lesson in carrying precision
+# <details><summary>Optional: the lesson's sixth decimal</summary>
 #
-# At six decimals the text reports the output as $1.238404$ (top left) and $0.238405$ (bottom
-# right). The exact values are different in the sixth decimal:
+# At six decimals the lesson reports the output as 1.238404 (top left) and 0.238405 (bottom
+# right); the exact values, printed above, are 1.238406 and 0.238406. The lesson writes
+# $A_{01} = 1/(1+e^2) = 0.1192029\ldots$ as 0.119202 (the digits cut off; rounded it would be
+# 0.119203) and, although it says "full precision used in next step", multiplies with the short
+# number. The error in the weight, about $10^{-6}$, is multiplied by values up to 3, so the
+# sixth decimal of the output goes wrong (appendix C). The four-decimal result is right either
+# way. Keep full precision in every intermediate step, and round only what you print.
+#
+# </details>
+#
+# The same lesson has an exercise with one query over two keys: $q = [1, 2]$, $k_0 = [2, 1]$,
+# $k_1 = [0, 2]$, $v_0 = [10, 0]$, $v_1 = [0, 20]$, with the scale taken as $\sqrt{d_k} = 2$.
 
 # %%
-print("exact weights:       ", show(A[0], "{:.10f}"))
-print("exact output:        ", "[" + ", ".join(show(r, "{:.6f}") for r in out2) + "]")
-
-A_text = np.array(
-    [[0.880797, 0.119202], [0.119202, 0.880797]]
-)  # the six-decimal weights the text multiplies by
-print("text's weights @ V:  ", "[" + ", ".join(show(r, "{:.6f}") for r in A_text @ V2) + "]")
-
-A_rounded = np.round(A, 6)  # rounded properly to six decimals
-print("rounded weights:     ", show(A_rounded[0], "{:.6f}"))
-print("rounded weights @ V: ", "[" + ", ".join(show(r, "{:.6f}") for r in A_rounded @ V2) + "]")
-print(
-    f"the text's products: 3 x 0.119202 = {3 * 0.119202:.6f},"
-    f" 2 x 0.119202 = {2 * 0.119202:.6f}, 3 x 0.880797 = {3 * 0.880797:.6f}"
-)
-
-# %% [markdown]
-# What happened: $A_{01} = 1/(1+e^2) = 0.1192029\ldots$. The text wrote it as $0.119202$, which is
-# the digits *cut off* (0.119203 would be the rounded value), and then, although it says "full
-# precision used in next step", multiplied with that short number. The error in the weight, about
-# $10^{-6}$, is multiplied by the values (up to 3), so the sixth decimal of the output is wrong:
-# with the text's weights the output is $1.238403$ and $0.238404$ instead of $1.238406$ and
-# $0.238406$. (The text's own intermediate products $0.357607$, $0.238405$ and $2.642392$ each
-# differ by one in the sixth decimal from the products of its own six-decimal weights, printed in
-# the last line above, so its $1.238404$ and $0.238405$ sit between the exact and the cut-off
-# computations; either way, the digits were lost by shortening the weights before multiplying.)
-# The four-decimal result $[[1.2384, 1.7616], [2.7616, 0.2384]]$ is right either way.
-#
-# **The rule:** keep full precision in every intermediate step (numpy does this for you), and
-# round only what you print.
-
-# %% [markdown]
-# ## 10. Seed 004, exercise 1: what the scale does to $e^{s}$
-#
-# Two vectors with $d_k = 64$ have $q \cdot k = 16$. Scale it and compare the exponentials.
-
-# %%
-d_k_ex1, dot = 64, 16.0
-scaled_ex1 = dot / np.sqrt(d_k_ex1)
-print(
-    f"sqrt(d_k) = {np.sqrt(d_k_ex1):g};  scaled score = {dot:g} / {np.sqrt(d_k_ex1):g}"
-    f" = {scaled_ex1:g}"
-)
-print(f"exp({dot:g}) = {np.exp(dot):,.2f}")
-print(f"exp({scaled_ex1:g})  = {np.exp(scaled_ex1):.3f}")
-print(
-    f"the scale shrinks the score by a factor {dot / scaled_ex1:g},"
-    f" but exp(score) by a factor {np.exp(dot) / np.exp(scaled_ex1):,.0f}"
-    f" = e^{dot - scaled_ex1:g}"
-)
-
-# %% [markdown]
-# The text's $\exp(16) \approx 8{,}886{,}110$ and $\exp(2) \approx 7.389$ check out. One
-# sentence deserves care: "the scaling factor compresses the dynamic range by a factor of
-# $\sqrt{d_k}$". That is true of the *scores* (16 becomes 2, a factor 8). What softmax sees is
-# $e^{s}$, and there the compression is a factor $e^{16-2} = e^{14} \approx 1.2$ million:
-# dividing before exponentiating is a much stronger effect than the factor 8 suggests.
-
-# %% [markdown]
-# ## 11. Seed 004, exercise 2: one query over two keys
-#
-# $q = [1, 2]$, $k_0 = [2, 1]$, $k_1 = [0, 2]$, $v_0 = [10, 0]$, $v_1 = [0, 20]$, with the scale
-# taken as $\sqrt{d_k} = \sqrt 4 = 2$ as the exercise states.
-
-# %%
-q2, K_two, V_two = examples.TWO_KEY_Q, examples.TWO_KEY_K, examples.TWO_KEY_V
+q_two, K_two, V_two = examples.TWO_KEY_Q, examples.TWO_KEY_K, examples.TWO_KEY_V
 for j in range(2):
-    print(f"q · k_{j} = {expand(q2[0], K_two[j])}")
-scores_two = q2 @ K_two.T / np.sqrt(examples.TWO_KEY_D_K)
+    print(f"q · k_{j} = {expand(q_two[0], K_two[j])}")
+scores_two = q_two @ K_two.T / np.sqrt(examples.TWO_KEY_D_K)
 p = softmax(scores_two)
 print("scaled scores:", show(scores_two, "{:g}"), "  p =", show(p, "{:.2f}"))
 print("output = p @ V =", show(p @ V_two, "{:.1f}"))
 
 # %% [markdown]
-# A small inconsistency in the exercise, noted politely: it says $d_k = 4$, but its vectors have
-# **two** components, so by the formula $\sqrt{d_k}$ would be $\sqrt 2 \approx 1.414$, not 2.
-# Here it does not matter. Both scores are equal ($4 = 4$), and equal scores give a uniform
-# softmax whatever they are divided by, so the answer $[5, 10]$ holds for every scale:
+# Equal scores, equal weights: the output is the midpoint of $v_0$ and $v_1$. Both examples on
+# their segments (the ticks mark the weight on $v_1$ in steps of 0.1):
 
 # %%
-for label, divisor in (
-    ("sqrt(4) = 2 (as stated)", 2.0),
-    ("sqrt(2) (d_k = len(q))", np.sqrt(q2.shape[-1])),
-    ("1, no scale", 1.0),
-):
-    out_two, p_two = attnlib_attention(q2, K_two, V_two, scale=1 / divisor)
-    print(f"{label:<24} p = {show(p_two, '{:.2f}')}  output = {show(out_two, '{:.1f}')}")
+fig, axes = plt.subplots(
+    1, 2, figsize=(9, 4.3), layout="constrained", gridspec_kw={"width_ratios": [1.5, 1]}
+)
+cases = (
+    (axes[0], V2, out2, ["$o_0$", "$o_1$"], "T = 2 example: two outputs"),
+    (axes[1], V_two, p @ V_two, ["$o$ = [5, 10]"], "two-key exercise: uniform weights"),
+)
+for ax, values, outputs, labels, title in cases:
+    v0, v1 = values
+    outputs = np.atleast_2d(outputs)
+    ax.plot(*zip(v0, v1), color="0.6", lw=2, zorder=1)
+    ticks = v0 + np.linspace(0, 1, 11)[:, None] * (v1 - v0)
+    ax.scatter(*ticks.T, s=12, color="0.6", zorder=2, label="weight on $v_1$: 0, 0.1, ..., 1")
+    ax.scatter(*values.T, s=80, color="tab:blue", zorder=3, label="values $v_0$, $v_1$")
+    ax.scatter(*outputs.T, s=80, marker="D", color="tab:orange", zorder=4, label="outputs")
+    for name, v, other in (("$v_0$", v0, v1), ("$v_1$", v1, v0)):
+        offset = (-24, -4) if v[0] < other[0] else (10, -4)  # label on the outer side
+        ax.annotate(name, v, textcoords="offset points", xytext=offset, color="tab:blue")
+    for name, o in zip(labels, outputs):
+        ax.annotate(name, o, textcoords="offset points", xytext=(8, 6), color="tab:orange")
+    ax.set_title(title, fontsize=11)
+    ax.set_xlabel("value dimension 0")
+    ax.set_ylabel("value dimension 1")
+    ax.set_aspect("equal")
+    ax.margins(x=0.45, y=0.3)
+axes[0].legend(loc="lower left", fontsize=8)
+plt.show()
+
+# %% [markdown]
+# However the scores change, the outputs can only slide along the segment: attention can choose
+# *how much* of each value to take, never something outside what the values offer. Sharper
+# weights (the raw softmax) push the outputs toward the ends; flat weights pull them to the
+# middle.
+#
+# <details><summary>Optional: the exercise's d_k</summary>
+#
+# The exercise says $d_k = 4$, but its vectors have **two** components, so by the formula
+# $\sqrt{d_k}$ would be $\sqrt 2$, not 2. Here it does not matter: both scores are 4, and equal
+# scores give a uniform softmax whatever they are divided by (appendix D tries three scales).
+#
+# </details>
+#
+# ## 7. A third lesson's arithmetic
+#
+# A lesson on "The animal crossed the road because it was tired" works the same steps on numbers
+# taken from a figure it does not include: "q_1 · k_1 = 1.0(1.1) + 0.5(0.4) = 1.30", weight
+# row 1 "31% from itself, 26% from token 2, and so on", and "Output row 1: 0.31(2.0) +
+# 0.26(0.5) + 0.25(1.5) + 0.18(0.0) = 1.13". `attnlib.examples` holds those numbers as data;
+# the arithmetic is ours:
+
+# %%
+from decimal import ROUND_HALF_UP, Decimal
+
+q1, k1 = examples.ANIMAL_Q1, examples.ANIMAL_K1
+w1, v_col = examples.ANIMAL_WEIGHTS_ROW1, examples.ANIMAL_V_COLUMN
+print(f"q1·k1 = {q1[0]:.1f}({k1[0]:.1f}) + {q1[1]:.1f}({k1[1]:.1f}) = {q1 @ k1:.2f}")
+print("weight row 1:", "  ".join(f"{x:.2f}" for x in w1), f"  sum {w1.sum():.2f}")
+out1 = w1 @ v_col
+print("output row 1 =", " + ".join(f"{x:.2f}({v:.1f})" for x, v in zip(w1, v_col)))
+half_up = Decimal(float(out1)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+print(f"             = {out1:.3f}, which rounds (half up) to {half_up}")
+print(f"weights known to ±0.005 each, so output row 1 is known to ±{0.005 * v_col.sum():.2f}")
+
+# %% [markdown]
+# Every number checks: 1.30, a weight row that sums to 1.00, and an output of exactly 1.125,
+# which the lesson prints as 1.13.
+#
+# <details><summary>Optional: what these numbers can and cannot tell you</summary>
+#
+# * 1.125 lies exactly halfway: rounding half up gives 1.13, as the lesson prints; Python's
+#   `f"{1.125:.2f}"` gives 1.12, because it rounds a tie to the even digit. Both are fair; the
+#   exact value is 1.125.
+# * The weights are printed to two decimals, so each may be off by up to 0.005; the output row
+#   they produce is known only to about $\pm 0.02$.
+# * The lesson's code draws unseeded random matrices with $d_k = 4$, while the dot product it
+#   quotes has two terms: the figure seems to show only part of each vector. Its numbers cannot
+#   be regenerated from its code, so we check the arithmetic it shows, not the matrices.
+#
+# </details>
 
 # %% [markdown]
 # ## Check yourself
@@ -563,9 +489,11 @@ for label, divisor in (
 # <summary>Answers</summary>
 #
 # 1. Equal, as for every query: $K_\text{late} = K_\text{it}$. If $K_\text{late}$ became
-#    $[1,1,1,0]$, $q_\text{it}\cdot K_\text{late}$ would drop from 4 to $1+0+2+0 = 3$, so the
-#    scores would be $[5, 3, 3, 4]$ and "late" would now tie with "was" instead of "it".
-#    Check: `K_new = K.copy(); K_new[2] = [1, 1, 1, 0]; softmax(K_new @ q_it / 2)`.
+#    $[1,1,1,0]$, $q_\text{it}\cdot K_\text{late}$ would drop from 4 to $1+0+2+0 = 3$: raw
+#    scores $[5, 3, 3, 4]$, scaled $[2.5, 1.5, 1.5, 2]$, weights
+#    $[0.4269, 0.1571, 0.1571, 0.2589]$. "late" now ties with "was" instead of "it", and "it"
+#    gains the weight "late" lost. Check: `K_new = K.copy(); K_new[2] = [1, 1, 1, 0]` and
+#    `softmax(K_new @ q_it / 2)`.
 # 2. The scores double: scaled $[5, 3, 4, 4]$, exactly the raw scores above. So the weights
 #    become the raw weights, $[0.5344, 0.0723, 0.1966, 0.1966]$: more concentrated. The scale
 #    cancels the growth that comes from $d_k$, not growth in the size of the queries.
@@ -577,15 +505,71 @@ for label, divisor in (
 # %% [markdown]
 # ## Summary
 #
-# - $Q = XW_Q$, $K = XW_K$, $V = XW_V$; for "it": raw scores $[5, 3, 4, 4]$, scaled
-#   $[2.5, 1.5, 2, 2]$, weights $[0.5344, 0.0723, 0.1966, 0.1966]$ (raw) and
-#   $[0.3875, 0.1425, 0.2350, 0.2350]$ (scaled), output $[1.6225, 0.3775, 1.8674, 1.0000]$.
-# - The $1/\sqrt{d_k}$ scale flattens the weights even at $d_k = 4$: 53.4% on "Order" without
-#   it, 38.7% with it.
+# - For "it": raw scores $[5, 3, 4, 4]$, scaled $[2.5, 1.5, 2, 2]$, weights
+#   $[0.5344, 0.0723, 0.1966, 0.1966]$ (raw) and $[0.3875, 0.1425, 0.2350, 0.2350]$ (scaled),
+#   output $[1.6225, 0.3775, 1.8674, 1.0000]$.
+# - The $1/\sqrt{d_k}$ scale flattens the weights even at $d_k = 4$: 53.4 % on "Order" without
+#   it, 38.7 % with it.
 # - Equal keys receive equal weight from every query, exactly, because the scores are equal.
-# - Shifting all scores by a constant changes no weight; that is why the "late" weights are an
-#   exact permutation of the "it" weights.
-# - Carry full precision and round once, at the end: the source texts' 1.238404, 38.8% and
-#   the rounded-weight sums are all small errors from rounding too early.
+# - Each output is a convex combination of the value rows: with two tokens, a point on the
+#   segment between $v_0$ and $v_1$.
+# - Carry full precision and round once, at the end.
 #
 # Next: **04 · Softmax saturation**, where $d_k$ grows to 1024 and the weights stop flattening.
+
+# %% [markdown]
+# ## Appendix (optional): the rounding checks, computed
+#
+# **A.** Section 3: the weight on Order rounded once and twice, and the lesson's sum with
+# 4-decimal weights beside the full-precision one.
+
+# %%
+print(f"scaled weight on Order {w_scaled_it[0]:.6f}: once -> {100 * w_scaled_it[0]:.1f}%,", end="")
+print(f" twice -> {w_scaled_it[0]:.4f} -> {100 * round(w_scaled_it[0], 4):.1f}%")
+for label, w_it in (("raw", w_raw_it), ("scaled", w_scaled_it)):
+    print(f"{label:>6}: 4-decimal weights @ V = {show(np.round(w_it, 4) @ V)}")
+    print(f"{'':>6}  exact weights @ V     = {show(w_it @ V)}")
+print(f"  late: 4-decimal weights @ V = {show(np.round(w_scaled_late, 4) @ V)}")
+
+# %% [markdown]
+# **B.** Section 5: the late scores are the it scores with Order and was exchanged, minus 1, so
+# the weights are an exact permutation.
+
+# %%
+swap = [1, 0, 2, 3]  # exchange the Order and was entries
+print("it scores, Order and was swapped, minus 1:", show(raw_it[swap] - 1, "{:g}"))
+print("late scores:                              ", show(raw_late, "{:g}"))
+print(
+    "late weights == it weights swapped:",
+    np.allclose(w_raw_late, w_raw_it[swap]),
+    np.allclose(w_scaled_late, w_scaled_it[swap]),
+)
+
+# %% [markdown]
+# **C.** Section 6: the lesson's six-decimal weights, cut off rather than rounded, times $V$.
+
+# %%
+print("exact weights:       ", show(A[0], "{:.10f}"))
+A_text = np.array([[0.880797, 0.119202], [0.119202, 0.880797]])  # the weights it multiplies
+print("text's weights @ V:  ", "[" + ", ".join(show(r, "{:.6f}") for r in A_text @ V2) + "]")
+A_rounded = np.round(A, 6)  # rounded properly to six decimals
+print("rounded weights @ V: ", "[" + ", ".join(show(r, "{:.6f}") for r in A_rounded @ V2) + "]")
+print(f"its products: 3 x 0.119202 = {3 * 0.119202:.6f}, 2 x 0.119202 = {2 * 0.119202:.6f},")
+print(f"              3 x 0.880797 = {3 * 0.880797:.6f}")
+
+# %% [markdown]
+# The lesson's own intermediate products, 0.357607, 0.238405 and 2.642392, each differ by one
+# in the sixth decimal from the products of its six-decimal weights printed above, so its
+# 1.238404 and 0.238405 sit between the exact and the cut-off computations; either way, the
+# digits were lost by shortening the weights before multiplying.
+#
+# **D.** Section 6: the two-key exercise with three different scales.
+
+# %%
+for label, divisor in (
+    ("sqrt(4) = 2 (as stated)", 2.0),
+    ("sqrt(2) (d_k = len(q))", np.sqrt(q_two.shape[-1])),
+    ("1, no scale", 1.0),
+):
+    out_two, p_two = attnlib_attention(q_two, K_two, V_two, scale=1 / divisor)
+    print(f"{label:<24} p = {show(p_two, '{:.2f}')}  output = {show(out_two, '{:.1f}')}")
