@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -825,3 +827,55 @@ def test_every_verdict_line_is_short(qualified: str, exercise: Exercise) -> None
     for answer in answers:
         lines = str(exercise.evaluate(answer)).splitlines()
         assert max(len(line) for line in lines) <= WIDTH
+
+
+# --- the exercises inside the notebooks ---------------------------------------------------------
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+WITH_EXERCISES = sorted(
+    p for p in NOTEBOOKS.glob("*.ipynb") if "attnlib.exercises" in p.read_text(encoding="utf-8")
+)
+
+
+def check_cells(path: Path) -> list[tuple[bool, str]]:
+    """(hidden, printed text) of every code cell that calls an exercise's .check(...)."""
+    cells = nbformat.read(path, as_version=4).cells
+    return [
+        (
+            bool(cell.metadata.get("jupyter", {}).get("source_hidden")),
+            "".join(out.get("text", "") for out in cell.outputs),
+        )
+        for cell in cells
+        if cell.cell_type == "code" and ".check(" in cell.source
+    ]
+
+
+def test_notebook_10_has_exercises() -> None:
+    assert NOTEBOOKS / "10_active_recall.ipynb" in WITH_EXERCISES
+
+
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=[p.stem for p in WITH_EXERCISES])
+def test_every_exercise_cell_is_unanswered_and_followed_by_a_hidden_solution_that_passes(
+    path: Path,
+) -> None:
+    cells = check_cells(path)
+    assert cells, f"{path.name} imports attnlib.exercises but checks nothing"
+    for (hidden, text), (next_hidden, next_text) in zip(cells[::2], cells[1::2]):
+        assert not hidden and "Not answered yet." in text, text
+        assert next_hidden and "Correct!" in next_text, next_text
+    assert len(cells) % 2 == 0, f"{path.name}: an exercise cell has no solution cell"
+
+
+def test_notebook_10_lists_the_options_of_every_choice_question() -> None:
+    markdown = " ".join(
+        cell.source
+        for cell in nbformat.read(NOTEBOOKS / "10_active_recall.ipynb", as_version=4).cells
+        if cell.cell_type == "markdown"
+    )
+    markdown = " ".join(markdown.split())
+    for name in recall.__all__:
+        exercise = getattr(recall, name)
+        if isinstance(exercise, ChoiceExercise):
+            for letter, (text, _) in exercise.options.items():
+                opening = " ".join(text.split()[:4])
+                assert f"**({letter})** {opening}" in markdown, (name, letter)

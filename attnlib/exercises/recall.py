@@ -35,12 +35,14 @@ NOTEBOOKS = {
     "01_qkv_projections": "Queries, keys and values: three projections of one input",
     "02_why_sqrt_dk": "Why divide by sqrt(d_k)? The variance of a dot product",
     "03_worked_example_it": "The worked example: what does 'it' attend to?",
-    "04_softmax_saturation": "Softmax saturation",
+    "04_softmax_saturation": "Softmax saturation: why unscaled scores stop a network from learning",
     "05_overflow_misconception": "'We scale to avoid overflow': a misconception",
     "06_masking": "Masking: who may attend to whom",
-    "07_multi_head_and_kv_cache": "Multi-head attention and the KV cache",
+    "07_multi_head_and_kv_cache": (
+        "Multi-head, multi-query and grouped-query attention, and the KV cache"
+    ),
     "08_cost_and_tiling": "Cost and tiling",
-    "09_gradients": "Gradients",
+    "09_gradients": "Gradients: attention is differentiable, and why unscaled training stalls",
 }
 
 
