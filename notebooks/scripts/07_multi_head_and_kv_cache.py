@@ -1,0 +1,676 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 · Multi-head, multi-query and grouped-query attention, and the KV cache
+#
+# One attention head gives each token one weighting of the sentence. A token often needs
+# several at once: which noun "it" refers to, which verb it belongs to, what came just before.
+# A transformer layer therefore runs several heads side by side, each on its own slice of the
+# model width, and mixes their outputs. This notebook builds multi-head attention from the
+# single head of notebooks 01-06, counts what it costs, and then follows the heads into text
+# generation, where the keys and values of past tokens are kept in a **KV cache** and where
+# multi-query and grouped-query attention make that cache smaller.
+#
+# **Learning goals.** After this notebook you can
+#
+# 1. split a $(T, d_{model})$ matrix into $n_{heads}$ heads of width $d_{head}$ with a reshape
+#    and a transpose, merge them back, and spot the reshape that scrambles the tokens;
+# 2. explain why each head divides its scores by $\sqrt{d_{head}}$, not $\sqrt{d_{model}}$;
+# 3. say what the output projection $W_O$ does, and count the work: $n_{heads}$ heads of width
+#    $d_{head}$ cost what one head of width $d_{model}$ costs, except for the
+#    $n_{heads} \cdot T^2$ attention weights;
+# 4. tell self-attention from cross-attention, and show that attention without positions does
+#    not see word order;
+# 5. draw which query heads share which key/value heads in multi-query (MQA) and grouped-query
+#    (GQA) attention, and compute a KV cache's size for a real model;
+# 6. generate token by token with a KV cache and get exactly the output of causal attention.
+#
+# Notation, as in the earlier notebooks: $T$ tokens, model width $d_{model}$, $n_{heads}$ heads
+# of width $d_{head} = d_{model} / n_{heads}$ (within one head, $d_k = d_v = d_{head}$).
+
+# %% [markdown]
+# ## Several heads, one layer
+#
+# A common lesson text puts it this way: *"Multi-head attention runs h independent attentions
+# in parallel on slices of the dimensions, then concatenates."* Written out, head $i$ owns
+# columns $i \cdot d_{head}$ to $(i+1) \cdot d_{head} - 1$ of the three projections, and the
+# concatenated heads go through one more matrix, $W_O$:
+#
+# $$Q_i = X W_Q^{(i)},\quad K_i = X W_K^{(i)},\quad V_i = X W_V^{(i)},\qquad
+# \text{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_i^\top}{\sqrt{d_{head}}}\right) V_i,$$
+#
+# $$\mathrm{MultiHead}(X) = \big[\,\text{head}_0,\ \text{head}_1,\ \dots,\
+# \text{head}_{n_{heads}-1}\big]\; W_O,
+# \qquad W_O \in \mathbb{R}^{n_{heads} d_{head} \times d_{model}}.$$
+#
+# Nothing inside a head is new: it is notebook 03's computation on a narrower slice. What is
+# new is the bookkeeping, and in numpy that bookkeeping is a reshape and a transpose.
+
+# %% [markdown]
+# ## Split and merge: a reshape and a transpose
+#
+# Take $T = 3$ tokens and $n_{heads} = 4$ heads of $d_{head} = 2$, so $d_{model} = 8$: three
+# different sizes, so every axis can be told apart. The entries of $Q$ just count up, so you can
+# see where each one goes.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+np.set_printoptions(precision=4, suppress=True, linewidth=100)
+
+T, n_heads, d_head = 3, 4, 2
+d_model = n_heads * d_head
+Q = np.arange(T * d_model).reshape(T, d_model)  # row t = token t
+print(f"Q, shape (T, d_model) = {Q.shape}:")
+print(Q)
+
+Q_heads = Q.reshape(T, n_heads, d_head).transpose(1, 0, 2)  # (n_heads, T, d_head)
+print(f"\nsplit, shape (n_heads, T, d_head) = {Q_heads.shape}")
+print("head 1 = columns 2 and 3 of Q, one row per token:")
+print(Q_heads[1])
+
+# %% [markdown]
+# The reshape cuts each token's row of 8 numbers into 4 pieces of 2, giving shape
+# $(T, n_{heads}, d_{head})$; the transpose brings the head axis to the front so that each head
+# is an ordinary $(T, d_{head})$ matrix, and `Q_heads @ K_heads.transpose(0, 2, 1)` gives one
+# $(T, T)$ score matrix per head.
+#
+# The transpose is not optional. Reshaping straight to $(n_{heads}, T, d_{head})$ runs without
+# an error and gives nonsense: numpy fills the new shape in reading order, so "head 1" gets
+# the last two numbers of token 0 and the first four of token 1.
+
+# %%
+wrong = Q.reshape(n_heads, T, d_head)  # same shape, no transpose
+print("reshape straight to (n_heads, T, d_head), 'head 1':")
+print(wrong[1])
+print("equal to the real head 1:", np.array_equal(wrong[1], Q_heads[1]))
+
+# %% [markdown]
+# Merging undoes the split: transpose back to $(T, n_{heads}, d_{head})$ and reshape to
+# $(T, d_{model})$, which lays the heads side by side, the concatenation in the formula.
+# `attnlib.split_heads` and `merge_heads` do the same for any leading batch dimensions.
+
+# %%
+from attnlib import merge_heads, split_heads
+
+merged = Q_heads.transpose(1, 0, 2).reshape(T, d_model)
+print("merge(split(Q)) == Q:", np.array_equal(merged, Q))
+print("split_heads agrees:  ", np.array_equal(split_heads(Q, n_heads), Q_heads))
+print("merge_heads agrees:  ", np.array_equal(merge_heads(Q_heads), Q))
+
+# %% [markdown]
+# ## The standard size: $d_{model} = 512$, 8 heads of 64
+#
+# The standard configuration of the lessons is $d_{model} = 512$ split into $n_{heads} = 8$
+# heads. We run it on the sentence of notebook 06, *"The animal crossed the road because it
+# was tired"*, with seeded random embeddings $X$ and random projections divided by
+# $\sqrt{d_{model}}$ (so that queries and keys have entries of variance about 1, as after
+# training with layer normalisation). The weights are random, not trained: the shapes and the
+# arithmetic are the point, not which word a head picks.
+
+# %%
+SEED = 7
+rng = np.random.default_rng(SEED)
+
+tokens = ["The", "animal", "crossed", "the", "road", "because", "it", "was", "tired"]
+T, d_model, n_heads = len(tokens), 512, 8
+d_head = d_model // n_heads
+print(f"d_model = {d_model}, n_heads = {n_heads}: d_head = {d_model} / {n_heads} = {d_head}")
+
+X = rng.normal(size=(T, d_model))
+W_Q, W_K, W_V, W_O = rng.normal(size=(4, d_model, d_model)) / np.sqrt(d_model)
+
+
+def softmax_rows(s):
+    """Softmax of each row, with the row maximum subtracted first (notebook 05)."""
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+# %% [markdown]
+# The whole layer, the way the lesson's code writes it: project, split, attend in every head at
+# once, merge, project with $W_O$.
+
+# %%
+Q = (X @ W_Q).reshape(T, n_heads, d_head).transpose(1, 0, 2)  # (n_heads, T, d_head)
+K = (X @ W_K).reshape(T, n_heads, d_head).transpose(1, 0, 2)
+V = (X @ W_V).reshape(T, n_heads, d_head).transpose(1, 0, 2)
+
+scores = Q @ K.transpose(0, 2, 1) / np.sqrt(d_head)  # (n_heads, T, T)
+weights = softmax_rows(scores)  # (n_heads, T, T)
+heads = weights @ V  # (n_heads, T, d_head)
+concat = heads.transpose(1, 0, 2).reshape(T, d_model)  # (T, d_model)
+output = concat @ W_O  # (T, d_model)
+
+for name, array, symbolic in [
+    ("X", X, "(T, d_model)"),
+    ("Q, K, V", Q, "(n_heads, T, d_head)"),
+    ("scores", scores, "(n_heads, T, T)"),
+    ("weights", weights, "(n_heads, T, T)"),
+    ("heads", heads, "(n_heads, T, d_head)"),
+    ("concat", concat, "(T, n_heads * d_head)"),
+    ("output", output, "(T, d_model)"),
+]:
+    print(f"{name:<9}{symbolic:<24}{array.shape}")
+
+# %% [markdown]
+# `attnlib.multi_head_attention` is the tested version of the same cell:
+
+# %%
+from attnlib import multi_head_attention
+
+ref_output, ref_weights = multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads)
+print("same weights:", np.allclose(ref_weights, weights))
+print("same output: ", np.allclose(ref_output, output))
+
+# %% [markdown]
+# ## Each head scales by $\sqrt{d_{head}}$, not $\sqrt{d_{model}}$
+#
+# A common lesson text: *"The variance derivation above is why a standard 512-dimensional,
+# 8-head configuration uses d_k = 64 per head rather than 512 ... the scale factor is always
+# keyed to whatever d_k the architecture is actually using inside that head, not to d_model as
+# a whole."* Notebook 02 showed that a dot product of two vectors with $d$ independent,
+# unit-variance entries has variance $d$. Inside a head the query and key have $d_{head} = 64$
+# entries, so the scores have standard deviation $\sqrt{64} = 8$, and dividing by 8 brings them
+# back to about 1. Dividing by $\sqrt{512} \approx 22.6$ instead would shrink them to about
+# $8 / 22.6 = 0.35$. A Monte Carlo check with 20,000 pairs:
+
+# %%
+q = rng.normal(size=(20_000, d_head))
+k = rng.normal(size=(20_000, d_head))
+dots = (q * k).sum(axis=1)
+print(f"std of q . k with d_head = {d_head} entries: {dots.std():.3f}")
+print(f"  / sqrt(d_head)  = / {np.sqrt(d_head):4.1f}: std {dots.std() / np.sqrt(d_head):.3f}")
+print(f"  / sqrt(d_model) = / {np.sqrt(d_model):4.1f}: std {dots.std() / np.sqrt(d_model):.3f}")
+
+# %% [markdown]
+# Scores with a spread of 0.35 give weights close to uniform: a head could barely prefer one
+# token to another. In our layer, the largest weight of each row, averaged over rows and heads
+# (uniform over 9 tokens would be $1/9 = 0.111$):
+
+# %%
+raw = Q @ K.transpose(0, 2, 1)
+for label, divisor in [("sqrt(d_head)", np.sqrt(d_head)), ("sqrt(d_model)", np.sqrt(d_model))]:
+    top = softmax_rows(raw / divisor).max(axis=-1).mean()
+    print(f"divide by {label:<14}: mean largest weight {top:.3f}")
+
+# %% [markdown]
+# ## What $W_O$ does
+#
+# The concatenation puts head $i$'s output in columns $i \cdot d_{head}$ to
+# $(i+1) d_{head} - 1$. Multiplying by $W_O$ then splits into one product per head, because a
+# block row times a block column is a sum of block products:
+#
+# $$\big[\,\text{head}_0, \dots, \text{head}_{n_{heads}-1}\big]\, W_O
+# = \sum_{i} \text{head}_i\, W_O^{(i)},$$
+#
+# where $W_O^{(i)}$ is the block of $d_{head}$ rows of $W_O$ that meets head $i$'s columns.
+# So "concatenate, then project" is "project every head to the full width, then add": every
+# output feature can draw on every head. Without $W_O$, output features 0-63 would be head 0's
+# alone.
+
+# %%
+per_head = sum(heads[i] @ W_O[i * d_head : (i + 1) * d_head] for i in range(n_heads))
+print("concat @ W_O == sum of head_i @ W_O^(i):", np.allclose(per_head, output))
+
+# %% [markdown]
+# ## Eight heads, eight weightings of one sentence
+#
+# Each head has its own slice of $W_Q$ and $W_K$, so each weighs the same sentence its own
+# way. The eight $(T, T)$ weight matrices of our layer (rows: the query token; columns: the key
+# token it attends to; darker = more weight, on the same 0-to-1 scale in every panel):
+
+# %%
+from attnlib.heatmap import attention_heatmap
+
+fig, axes = plt.subplots(2, 4, figsize=(15, 9.2))
+for i, ax in enumerate(axes.flat):
+    attention_heatmap(weights[i], tokens, tokens, ax=ax, annotate=False, title=f"head {i}")
+    plt.setp(ax.get_xticklabels(), rotation=60, ha="left", rotation_mode="anchor")
+    ax.set_xlabel("")
+    if i % 4:
+        ax.set_ylabel("")
+        ax.set_yticklabels([])
+fig.subplots_adjust(left=0.07, right=0.99, top=0.88, bottom=0.01, wspace=0.08, hspace=0.42)
+plt.show()
+
+# %% [markdown]
+# With random weights, no head "means" anything; row "it" simply differs from head to head.
+# In a trained model, heads specialise: some attend to the previous token, some match a
+# pronoun with its noun, some track syntax. That specialisation is learned, not designed
+# (notebook 11 looks at the heads of a real trained model).
+
+# %% [markdown]
+# ## What the extra heads cost
+#
+# A common lesson text claims: *"total compute is roughly unchanged. You are not running 8×
+# the work — you split 512 dimensions into 8 slices of 64. Multi-head attention buys diversity
+# of attention patterns for approximately free."* Let us count. A product of shapes
+# $(\dots, m, k) \times (\dots, k, n)$ costs $m k n$ multiply-adds per leading index. We count
+# every product of the layer for one head of width 512 and for 8 heads of width 64, at
+# $T = 4096$ tokens, from the shapes alone:
+
+
+# %%
+def madds(a_shape, b_shape):
+    """Multiply-adds of a matrix product (..., m, k) @ (..., k, n)."""
+    *batch, m, k = a_shape
+    n = b_shape[-1]
+    return int(np.prod(batch, dtype=np.int64)) * m * k * n
+
+
+def layer_cost(T, d_model, h):
+    """Multiply-adds of each product, exponentials and weight entries of one attention layer."""
+    d = d_model // h
+    return {
+        "projections X W_Q, X W_K, X W_V": 3 * madds((T, d_model), (d_model, d_model)),
+        "scores Q K^T": madds((h, T, d), (h, d, T)),
+        "weights @ V": madds((h, T, T), (h, T, d)),
+        "output projection @ W_O": madds((T, d_model), (d_model, d_model)),
+        "softmax exponentials": h * T * T,
+        "attention weights stored": h * T * T,
+    }
+
+
+T_long = 4096
+one, eight = layer_cost(T_long, 512, 1), layer_cost(T_long, 512, 8)
+print(
+    f"{f'T = {T_long:,}, d_model = 512':<32}{'1 head of 512':>16}{'8 heads of 64':>16}{'ratio':>7}"
+)
+for name in one:
+    print(f"{name:<32}{one[name]:>16,}{eight[name]:>16,}{eight[name] / one[name]:>7.2f}")
+total_one = sum(list(one.values())[:4])
+total_eight = sum(list(eight.values())[:4])
+print(f"{'all multiply-adds':<32}{total_one:>16,}{total_eight:>16,}{total_eight / total_one:>7.2f}")
+
+# %% [markdown]
+# Every matrix product costs exactly the same: $n_{heads}$ products of width $d_{head}$ do the
+# work of one of width $n_{heads} d_{head} = d_{model}$. What grows is everything of size
+# $T \times T$ **per head**: 8 times as many exponentials and 8 times as many attention weights.
+# The exponentials are cheap next to the products; the weights are memory:
+
+# %%
+for label, cost in [("1 head", one), ("8 heads", eight)]:
+    n = cost["attention weights stored"]
+    print(
+        f"{label:<8} weights at T = {T_long:,}: {n:>11,} floats = {n * 4 / 2**20:5.0f} MiB (fp32)"
+    )
+
+# %% [markdown]
+# <details>
+# <summary>About "approximately free"</summary>
+#
+# The claim is right about the arithmetic, as the table shows. It is not quite right about
+# memory: 8 heads keep 8 weight matrices of $T \times T$, $n_{heads} T^2$ numbers instead of
+# $T^2$, and training stores them for the backward pass. That is the term that grows fastest with
+# context length, and it is the one that FlashAttention-style tiling avoids storing at all
+# (notebook 08).
+#
+# </details>
+
+# %% [markdown]
+# ## Self-attention and cross-attention
+#
+# So far $Q$, $K$ and $V$ all came from the same $X$: **self-attention**, with a square
+# $(T, T)$ weight matrix. In an encoder-decoder model (translation, say), the decoder also
+# runs **cross-attention**: its queries come from the decoder's own tokens, and the keys and
+# values from the encoder's output. The two sequences can have different lengths, $T_q \neq
+# T_k$, and the weights are $(T_q, T_k)$:
+#
+# $$Q = X_{dec} W_Q \in \mathbb{R}^{T_q \times d_{head}},\quad
+# K = X_{enc} W_K,\ V = X_{enc} W_V \in \mathbb{R}^{T_k \times d_{head}},\quad
+# A = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_{head}}}\right) \in
+# \mathbb{R}^{T_q \times T_k}.$$
+#
+# A decoder that has written 3 German words attends to the 5 English words the encoder read
+# (small random states again, $d_{model} = 8$ and 2 heads of 4):
+
+# %%
+from attnlib import scaled_dot_product_attention
+
+enc_tokens = ["The", "animal", "was", "tired", "."]
+dec_tokens = ["Das", "Tier", "war"]
+d_small, h_small = 8, 2
+X_enc = rng.normal(size=(len(enc_tokens), d_small))
+X_dec = rng.normal(size=(len(dec_tokens), d_small))
+Wq, Wk, Wv = rng.normal(size=(3, d_small, d_small)) / np.sqrt(d_small)
+
+Q_x = split_heads(X_dec @ Wq, h_small)  # (h, T_q, d_head) = (2, 3, 4)
+K_x = split_heads(X_enc @ Wk, h_small)  # (h, T_k, d_head) = (2, 5, 4)
+V_x = split_heads(X_enc @ Wv, h_small)
+A_x = softmax_rows(Q_x @ K_x.transpose(0, 2, 1) / np.sqrt(d_small // h_small))
+print("Q", Q_x.shape, " K", K_x.shape, " V", V_x.shape, " weights", A_x.shape)
+print("head 0 weights (rows: German queries, columns: English keys):")
+print(A_x[0])
+print("row sums:", A_x.sum(axis=-1))
+_, ref_A_x = scaled_dot_product_attention(Q_x, K_x, V_x)
+print("scaled_dot_product_attention agrees:", np.allclose(ref_A_x, A_x))
+
+# %% [markdown]
+# Every row still sums to 1: each decoder token takes a weighted average of the encoder's
+# values. Nothing else changes, and the formula never required $T_q = T_k$.
+
+# %% [markdown]
+# ## Attention does not see word order
+#
+# Shuffle the tokens of the sentence and run the same layer. Each token's output does not
+# change; the outputs are just shuffled the same way. In symbols, for a permutation matrix $P$:
+#
+# $$\mathrm{MultiHead}(P X) = P\, \mathrm{MultiHead}(X).$$
+#
+# The reason: every step is either row by row (the projections, $W_O$) or a weighted sum over
+# all keys, which does not care in which order the keys come.
+
+# %%
+perm = rng.permutation(T)
+print("shuffled:", " ".join(tokens[i] for i in perm))
+out_shuffled, w_shuffled = multi_head_attention(X[perm], W_Q, W_K, W_V, W_O, n_heads)
+print("outputs shuffled the same way:", np.allclose(out_shuffled, output[perm]))
+print("weights too (rows and columns):", np.allclose(w_shuffled, weights[:, perm][:, :, perm]))
+
+# %% [markdown]
+# So "the animal crossed the road" and "the road crossed the animal" give each word the same
+# output. Word order only enters through information added to $X$ (positional encodings),
+# or through a mask that depends on positions: with a causal mask, the shuffle changes what
+# each token may see, and the equality fails.
+
+# %%
+from attnlib import causal_mask
+
+out_c, _ = multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=causal_mask(T))
+out_c_shuffled, _ = multi_head_attention(X[perm], W_Q, W_K, W_V, W_O, n_heads, mask=causal_mask(T))
+print(
+    "with a causal mask, outputs shuffled the same way:", np.allclose(out_c_shuffled, out_c[perm])
+)
+
+# %% [markdown]
+# ## Multi-query and grouped-query attention
+#
+# A lesson's "next steps" promise to *"compare multi-head, multi-query, and grouped-query
+# attention using explicit head and cache shapes"*. The idea: keep all $n_{heads}$ query heads,
+# but let several of them share one key head and one value head. With $n_{kv\_heads}$ K/V heads
+# ($n_{kv\_heads}$ divides $n_{heads}$), query head $i$ reads K/V head
+#
+# $$g(i) = \left\lfloor \frac{i}{n_{heads} / n_{kv\_heads}} \right\rfloor,
+# \qquad \text{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_{g(i)}^\top}{\sqrt{d_{head}}}\right)
+# V_{g(i)}.$$
+#
+# $n_{kv\_heads} = n_{heads}$ is ordinary multi-head attention (MHA), $n_{kv\_heads} = 1$ is
+# multi-query attention (MQA), anything in between grouped-query attention (GQA). For 8 query
+# heads:
+
+# %%
+for n_kv_heads in (8, 4, 2, 1):
+    g = np.arange(n_heads) // (n_heads // n_kv_heads)
+    print(f"n_kv_heads = {n_kv_heads}: query head i reads K/V head {g}")
+
+# %%
+from attnlib.head_sharing import plot_head_sharing
+
+fig, axes = plt.subplots(1, 3, figsize=(15, 2.6))
+for ax, (n_kv_heads, name) in zip(axes, [(8, "MHA"), (2, "GQA"), (1, "MQA")]):
+    plot_head_sharing(n_heads, n_kv_heads, ax=ax, title=f"{name}: n_kv_heads = {n_kv_heads}")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# In numpy, GQA needs two changes to our layer: $W_K$ and $W_V$ have only
+# $n_{kv\_heads} \cdot d_{head}$ columns, and before the scores each K/V head is repeated for
+# the query heads of its group (`np.repeat` along the head axis is exactly $g(i)$):
+
+# %%
+n_kv_heads = 2
+group = n_heads // n_kv_heads
+W_K_gqa = rng.normal(size=(d_model, n_kv_heads * d_head)) / np.sqrt(d_model)  # (512, 128)
+W_V_gqa = rng.normal(size=(d_model, n_kv_heads * d_head)) / np.sqrt(d_model)
+
+K_gqa = split_heads(X @ W_K_gqa, n_kv_heads)  # (n_kv_heads, T, d_head)
+V_gqa = split_heads(X @ W_V_gqa, n_kv_heads)
+K_rep = np.repeat(K_gqa, group, axis=0)  # (n_heads, T, d_head): K/V head g(i) for head i
+V_rep = np.repeat(V_gqa, group, axis=0)
+weights_gqa = softmax_rows(Q @ K_rep.transpose(0, 2, 1) / np.sqrt(d_head))
+output_gqa = merge_heads(weights_gqa @ V_rep) @ W_O
+print("K", K_gqa.shape, "-> repeated", K_rep.shape)
+
+ref_gqa, _ = multi_head_attention(X, W_Q, W_K_gqa, W_V_gqa, W_O, n_heads, n_kv_heads)
+print("multi_head_attention(..., n_kv_heads=2) agrees:", np.allclose(ref_gqa, output_gqa))
+
+# %% [markdown]
+# Three checks that the names mean what they say:
+#
+# 1. $n_{kv\_heads} = n_{heads}$ is MHA: the result is the ordinary multi-head layer.
+# 2. $n_{kv\_heads} = 1$ is MQA: all 8 query heads use one and the same key matrix.
+# 3. GQA is MHA with **tied** weights: repeat each K/V head's block of columns in $W_K$ and
+#    $W_V$ for every query head of its group, and ordinary MHA gives the GQA result.
+
+# %%
+mha_as_gqa, _ = multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, n_kv_heads=n_heads)
+print("1. n_kv_heads = n_heads equals MHA:", np.allclose(mha_as_gqa, output))
+
+K_mqa = np.repeat(split_heads(X @ W_K_gqa[:, :d_head], 1), n_heads, axis=0)
+print(
+    "2. MQA: every query head sees the same keys:",
+    all(np.array_equal(K_mqa[i], K_mqa[0]) for i in range(n_heads)),
+)
+
+
+def tie(W):
+    """Repeat each K/V head's block of d_head columns for the `group` query heads it serves."""
+    blocks = W.reshape(d_model, n_kv_heads, d_head)
+    return np.repeat(blocks, group, axis=1).reshape(d_model, n_heads * d_head)
+
+
+tied, _ = multi_head_attention(X, W_Q, tie(W_K_gqa), tie(W_V_gqa), W_O, n_heads)
+print("3. MHA with tied W_K, W_V equals GQA:", np.allclose(tied, output_gqa))
+print(f"   W_K entries: MHA {W_K.size:,}, GQA {W_K_gqa.size:,}, MQA {W_K_gqa[:, :d_head].size:,}")
+
+# %% [markdown]
+# Fewer K/V heads save a little on the projections, but that is not why models use them. The
+# reason is the **KV cache**.
+
+# %% [markdown]
+# ## The KV cache
+#
+# A language model generates one token at a time. At step $t$ the newest token's query must be
+# compared with the keys of tokens $0, \dots, t$ and must average their values. The keys and
+# values of the earlier tokens do not change (with a causal mask, a token never sees what comes
+# after it), so the model computes them once and keeps them: the KV cache. Per layer it holds
+#
+# $$K_{cache},\ V_{cache} \in \mathbb{R}^{B \times n_{kv\_heads} \times T \times d_{head}},$$
+#
+# and its size for the whole model is
+#
+# $$\text{bytes} = 2 \times n_{layers} \times n_{kv\_heads} \times d_{head}
+# \times \text{bytes per number} \times T \times B,$$
+#
+# the 2 counting K and V. The number of *query* heads does not appear: that is the point of
+# MQA and GQA. Here is a realistic size, a decoder with 32 layers, 32 query heads of
+# $d_{head} = 128$ ($d_{model} = 4096$), stored in float16 (2 bytes), at a context of 8,192
+# tokens, batch 1:
+
+# %%
+n_layers, n_q_heads, d_head_big, bytes_per_number = 32, 32, 128, 2
+context, batch = 8192, 1
+print(
+    f"{n_layers} layers, {n_q_heads} query heads, d_head = {d_head_big}, float16,"
+    f" {context:,} tokens, batch {batch}\n"
+)
+print(f"{'':<5}{'K/V heads':>10}  {'K cache per layer':<24}{'per token':>12}{'8,192 tokens':>15}")
+for name, n_kv in [("MHA", 32), ("GQA", 8), ("MQA", 1)]:
+    per_token = 2 * n_layers * n_kv * d_head_big * bytes_per_number
+    total = per_token * context * batch
+    shape = f"({batch}, {n_kv}, {context}, {d_head_big})"
+    print(
+        f"{name:<5}{n_kv:>10}  {shape:<24}{per_token / 2**10:>8,.0f} KiB{total / 2**30:>11.3f} GiB"
+    )
+
+# %% [markdown]
+# The query for one new token has shape $(B, n_{heads}, 1, d_{head}) = (1, 32, 1, 128)$ in all
+# three. GQA with 8 K/V heads keeps a quarter of MHA's cache, MQA a thirty-second. The cache
+# grows with the batch too: serving 32 conversations at once multiplies every number by 32,
+# which is where an MHA cache outgrows a GPU. `attnlib.kv_cache.kv_cache_bytes` is the tested
+# formula:
+
+# %%
+from attnlib.kv_cache import kv_cache_bytes
+
+for name, n_kv in [("MHA", 32), ("GQA", 8), ("MQA", 1)]:
+    one_seq = kv_cache_bytes(context, n_layers, n_kv, d_head_big, np.float16)
+    many = kv_cache_bytes(context, n_layers, n_kv, d_head_big, np.float16, batch_size=32)
+    print(f"{name}: {one_seq / 2**30:6.3f} GiB for 1 sequence, {many / 2**30:6.1f} GiB for 32")
+
+# %% [markdown]
+# ## Decoding with a KV cache, by hand
+#
+# Now the loop a model runs while it writes. We use our layer with GQA ($n_{heads} = 8$,
+# $n_{kv\_heads} = 2$) on the 9 tokens of the sentence, as if the model produced them one by
+# one. At each step we project **only the newest token**, append its key and value to the
+# cache, and let its query attend to everything in the cache. No mask is needed: the cache
+# holds no future token.
+
+# %%
+K_cache = np.zeros((n_kv_heads, 0, d_head))  # (n_kv_heads, tokens so far, d_head)
+V_cache = np.zeros((n_kv_heads, 0, d_head))
+decoded = []
+for t in range(T):
+    x_t = X[t : t + 1]  # (1, d_model): the newest token only
+    q_t = split_heads(x_t @ W_Q, n_heads)  # (n_heads, 1, d_head)
+    K_cache = np.concatenate([K_cache, split_heads(x_t @ W_K_gqa, n_kv_heads)], axis=1)
+    V_cache = np.concatenate([V_cache, split_heads(x_t @ W_V_gqa, n_kv_heads)], axis=1)
+    K_all = np.repeat(K_cache, group, axis=0)  # (n_heads, t + 1, d_head)
+    V_all = np.repeat(V_cache, group, axis=0)
+    a_t = softmax_rows(q_t @ K_all.transpose(0, 2, 1) / np.sqrt(d_head))  # (n_heads, 1, t + 1)
+    decoded.append(merge_heads(a_t @ V_all) @ W_O)  # (1, d_model)
+    if t in (0, 1, T - 1):
+        print(f"step {t} ({tokens[t]!r}): K cache {K_cache.shape}, weights {a_t.shape}")
+decoded = np.concatenate(decoded)  # (T, d_model)
+
+full_causal, _ = multi_head_attention(
+    X, W_Q, W_K_gqa, W_V_gqa, W_O, n_heads, n_kv_heads, mask=causal_mask(T)
+)
+print("token by token == full causal attention:", np.allclose(decoded, full_causal))
+
+# %% [markdown]
+# The same output, computed one row at a time. The saving is in the projections: without a
+# cache, step $t$ would recompute the keys and values of all $t + 1$ tokens,
+# $1 + 2 + \dots + T = T(T+1)/2$ projections in total instead of $T$:
+
+# %%
+for n in (T, context):
+    print(f"T = {n:>5,}: {n * (n + 1) // 2:>12,} projections without a cache, {n:>5,} with one")
+
+# %% [markdown]
+# `np.concatenate` copies the whole cache at every step; real implementations allocate the
+# cache once for the maximum length and write each new token into the next slot.
+# `attnlib.kv_cache.KVCache` does that, and `decode_with_kv_cache` runs the loop above with it
+# (on the per-head $Q$, $K$, $V$, with query heads grouped by their K/V head instead of
+# repeating the cache):
+
+# %%
+from attnlib.kv_cache import decode_with_kv_cache
+
+heads_ref, cache = decode_with_kv_cache(
+    split_heads(X @ W_Q, n_heads),
+    split_heads(X @ W_K_gqa, n_kv_heads),
+    split_heads(X @ W_V_gqa, n_kv_heads),
+)
+print("decode_with_kv_cache agrees:", np.allclose(merge_heads(heads_ref) @ W_O, decoded))
+print("cache keys", cache.keys.shape, "values", cache.values.shape)
+print(
+    f"cache bytes: {cache.nbytes:,} = kv_cache_bytes for 1 layer in float64:"
+    f" {kv_cache_bytes(T, 1, n_kv_heads, d_head, np.float64):,}"
+)
+
+# %% [markdown]
+# ## The grouped-query lab
+#
+# Drag the number of **query heads** and of **K/V heads** (the slider offers only the divisors
+# of the number of query heads, and follows it when it changes) and the **context length**.
+# Top: which query heads share which K/V head, one colour per group. Bottom: the KV cache of
+# the whole model (32 layers, $d_{head} = 128$, float16, batch 1) for your choice, and for the
+# MHA and MQA versions with the same query heads, on a log scale; the dashed line marks 80 GB,
+# the memory of one large accelerator.
+#
+# Things to try: set 64 query heads and 131,072 tokens: where is MHA's cache compared with the
+# dashed line, and what do 32, 8 and 1 K/V heads give? With 12 query heads, which K/V head
+# counts does the slider offer, and why not 5? Move only the query heads with the K/V heads
+# fixed: which bars move?
+#
+# (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from attnlib.widgets.heads import gqa_lab
+
+gqa_lab()
+
+# %% [markdown]
+# ## Check yourself
+#
+# 1. With $d_{model} = 512$ and 8 heads, a colleague divides every head's scores by
+#    $\sqrt{512}$ "because that is the model width". What happens to the weights, and why?
+# 2. A 32-layer model with 32 query heads of $d_{head} = 128$ in float16 moves from 8 K/V heads
+#    to 4. What happens to the KV cache, to the shape of $W_Q$, and to the shape of $W_K$?
+# 3. Without positional information, you swap the words "animal" and "road" in the sentence.
+#    Which outputs change? And with a causal mask?
+#
+# <details>
+# <summary>Answers</summary>
+#
+# 1. Inside a head the scores are dot products of $d_{head} = 64$ numbers, with standard
+#    deviation about $\sqrt{64} = 8$. Dividing by $\sqrt{512} \approx 22.6$ leaves a spread of
+#    about 0.35, so the softmax is nearly uniform: in the cell above, the mean largest weight
+#    falls about two thirds of the way towards the uniform $1/9$, and every head averages
+#    almost blindly. The scale belongs to the width of the vectors actually compared,
+#    $d_{head}$.
+# 2. The cache halves, from 128 KiB to 64 KiB per token (1 GiB to 512 MiB at 8,192 tokens):
+#    its size is proportional to $n_{kv\_heads}$. $W_Q$ keeps its shape,
+#    $(4096, 32 \cdot 128) = (4096, 4096)$, because the query heads do not change; $W_K$ and
+#    $W_V$ go from $(4096, 8 \cdot 128) = (4096, 1024)$ to $(4096, 512)$.
+# 3. No output changes its value: "animal" gets the output "road" had before the swap and vice
+#    versa, and every other word keeps its output. Attention is permutation-equivariant
+#    without positions. With a causal mask, positions matter. "The" and the words after "road"
+#    see the same set of words as before and keep their outputs, but positions 1 to 4 change:
+#    "road", now second, sees only "The" and itself; "crossed the" see "road" instead of
+#    "animal"; and "animal", now fifth, sees five words instead of two.
+#
+# *The lab's questions.* At 64 query heads and 131,072 tokens, MHA's cache is 128 GiB, above
+# the 80 GB line; 32 K/V heads halve it to 64 GiB, just below; 8 give 16 GiB and 1 (MQA) 2 GiB.
+# With 12 query heads the slider offers 1, 2, 3, 4, 6 and 12: 5 does not divide 12, so the
+# query heads could not be shared out equally. With the K/V heads fixed, moving the query
+# heads changes only the MHA bar: the cache depends on the K/V heads alone.
+#
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - Multi-head attention splits $d_{model}$ into $n_{heads}$ slices of $d_{head} =
+#   d_{model}/n_{heads}$ (`reshape(T, n_heads, d_head).transpose(1, 0, 2)`), attends in each
+#   slice, concatenates the heads and multiplies by $W_O$, which lets every output feature draw
+#   on every head. Reshaping without the transpose mixes tokens.
+# - Each head scales by $\sqrt{d_{head}}$, the width of the vectors it compares.
+# - $n_{heads}$ heads cost the same multiply-adds as one head of width $d_{model}$, but keep
+#   $n_{heads}$ weight matrices of $T \times T$.
+# - Cross-attention takes queries from one sequence and keys and values from another
+#   ($T_q \ne T_k$). Without positions or masks, attention is permutation-equivariant.
+# - MQA and GQA keep every query head but share K/V heads: query head $i$ reads K/V head
+#   $\lfloor i / (n_{heads}/n_{kv\_heads}) \rfloor$. $n_{kv\_heads} = n_{heads}$ is MHA, 1 is
+#   MQA; GQA is MHA with tied $W_K, W_V$.
+# - The KV cache keeps the keys and values of past tokens: $2\, n_{layers}\, n_{kv\_heads}\,
+#   d_{head}$ numbers per token. Decoding with it gives exactly full causal attention, with
+#   $T$ projections instead of $T(T+1)/2$; MQA and GQA shrink it by $n_{heads}/n_{kv\_heads}$.
