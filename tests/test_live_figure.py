@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attnlib.widgets.live import Lab, LiveFigure
+from attnlib.widgets.live import Lab, LiveFigure, TextLabels, encode_png
 
 X = np.linspace(0, 1, 5)
 
@@ -118,3 +118,126 @@ def test_naive_render_rebuilds_the_same_picture_from_scratch() -> None:
     naive = pixels(lab.render_naive())
     assert naive.ndim == 3 and naive.shape[0] > 50
     assert lab.live.frames == 2  # the lab's own figure was not touched
+
+
+# --- the picture: PNG frames, cached backgrounds, fast labels -----------------------------------
+
+
+def test_encode_png_round_trips_every_pixel() -> None:
+    rng = np.random.default_rng(0)
+    rgba = rng.integers(0, 256, size=(7, 5, 4), dtype=np.uint8)
+    decoded = pixels(encode_png(rgba))
+    np.testing.assert_array_equal(decoded, rgba[:, :, :3])
+
+
+def test_encode_png_rejects_a_buffer_that_is_not_rgba_bytes() -> None:
+    with pytest.raises(ValueError, match=r"rgba must be a \(H, W, 4\) uint8 array; got .*\(3, 3\)"):
+        encode_png(np.zeros((3, 3), dtype=np.uint8))
+
+
+def labelled_make_view(fig):
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 2)
+    (line,) = ax.plot([], [])
+    return {"ax": ax, "line": line}, [line]
+
+
+def labelled_update_view(view, *, slope, shifted):
+    view["ax"].set_title("shifted" if shifted else "not shifted")  # a static part
+    view["line"].set_data(X, slope * X)
+    return {"slope": slope}
+
+
+def labelled_lab() -> Lab:
+    controls = {
+        "slope": widgets.FloatSlider(value=1.0, min=0, max=1.5, description="slope"),
+        "shifted": widgets.Checkbox(value=False, description="shift up"),
+    }
+    return Lab(
+        controls,
+        labelled_make_view,
+        labelled_update_view,
+        figsize=(4, 2),
+        dpi=50,
+        static_key=lambda slope, shifted: shifted,
+    )
+
+
+def test_a_static_part_named_by_static_key_is_redrawn_when_the_key_changes() -> None:
+    lab = labelled_lab()
+    lab.controls["shifted"].value = True
+    lab.controls["slope"].value = 0.5
+    lab.controls["shifted"].value = False  # back to a key whose background is cached
+    cached = pixels(lab.live.image.value)
+    lab.live.refresh(full=True)
+    np.testing.assert_array_equal(cached, pixels(lab.live.image.value))
+    lab.controls["shifted"].value = True
+    assert not np.array_equal(cached, pixels(lab.live.image.value))
+
+
+def test_text_labels_show_their_strings_where_they_are_told() -> None:
+    lab = example_lab()
+    ax = lab.live.figure.axes[0]
+    labels = TextLabels(ax, 3)
+    labels.set(["0.25", "", "1.00"], [[0.1, 1.0], [0.5, 1.0], [0.9, 1.0]])
+    assert labels.texts == ["0.25", "", "1.00"]
+    np.testing.assert_array_equal(labels.collection.get_offsets()[2], [0.9, 1.0])
+    assert len(labels.collection.get_paths()[0].vertices) > 10  # glyph outlines
+    assert len(labels.collection.get_paths()[1].vertices) <= 1  # nothing drawn for ""
+
+
+# --- the layout of the controls -----------------------------------------------------------------
+
+
+def test_sliders_get_a_readout_column_of_their_own() -> None:
+    lab = example_lab()
+    slider = lab.controls["slope"]
+    assert slider.readout is False
+    assert set(lab.readouts) == {"slope"}  # a checkbox has no readout
+    assert lab.readouts["slope"].value == "1.00"
+    slider.value = 0.25
+    assert lab.readouts["slope"].value == "0.25"
+
+
+def test_a_selection_slider_readout_shows_the_label_and_fits_the_longest_one() -> None:
+    options = [("short", 0), ("a much longer label", 1)]
+    controls = {"pick": widgets.SelectionSlider(options=options, value=0, description="pick")}
+
+    def update(view, *, pick):
+        return pick
+
+    lab = Lab(controls, labelled_make_view, lambda view, pick: update(view, pick=pick))
+    assert lab.readouts["pick"].value == "short"
+    assert lab.readouts["pick"].layout.width == f"{len('a much longer label') + 1}ch"
+    controls["pick"].value = 1
+    assert lab.readouts["pick"].value == "a much longer label"
+
+
+def test_every_control_gets_the_same_label_width_and_fills_its_row() -> None:
+    lab = example_lab()
+    widths = {c.style.description_width for c in lab.controls.values()}
+    assert widths == {f"{len('shift up') + 1}ch"}
+    for control in lab.controls.values():
+        assert control.layout.flex == "1 1 auto" and control.layout.width == "auto"
+    rows = lab.controls_box.children
+    assert [row.children[0] for row in rows] == list(lab.controls.values())
+
+
+def test_caption_shows_the_state_as_escaped_text() -> None:
+    controls = {"slope": widgets.FloatSlider(value=1.0, min=0, max=1.5, description="slope")}
+    lab = Lab(
+        controls,
+        make_view,
+        lambda view, slope: update_view(view, slope=slope, shifted=False),
+        caption=lambda state: f"<top> = {state['y'][-1]:.2f}\nsecond line",
+    )
+    assert lab.caption.value == "&lt;top&gt; = 1.00<br>second line"
+    controls["slope"].value = 0.5
+    assert lab.caption.value.startswith("&lt;top&gt; = 0.50")
+
+
+def test_caption_must_be_a_function() -> None:
+    controls = {"slope": widgets.FloatSlider(description="slope")}
+    with pytest.raises(TypeError, match="caption must be a function or None; got str"):
+        Lab(controls, make_view, update_view, caption="slope")

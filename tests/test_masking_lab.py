@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attnlib import causal_mask, scaled_dot_product_attention
+from attnlib import causal_mask, scaled_dot_product_attention, softmax
 from attnlib.widgets.masking import (
     MASK_TYPES,
+    PAD,
     SENTENCE,
+    WRONG,
     masking_lab,
     masking_weights,
+    position_labels,
     sentence_scores,
 )
 
 T = len(SENTENCE)
+RIGHT_TYPES = [m for m in MASK_TYPES if m != WRONG]
 MASKED_GREY = (0.78, 0.78, 0.78, 1.0)
 
 
@@ -41,7 +47,12 @@ def bar_heights(lab) -> np.ndarray:
 
 
 def drawn_rgba(lab) -> np.ndarray:
-    return np.asarray(lab.view["image"].get_array())
+    """The colours of the weight-matrix cells, (T, T, 4) (the mesh's face colours, row by row)."""
+    return np.asarray(lab.view["image"].get_facecolor()).reshape(T, T, 4)
+
+
+def caption(lab) -> str:
+    return html.unescape(lab.caption.value)
 
 
 # --- the controls -------------------------------------------------------------------------------
@@ -67,7 +78,7 @@ def test_query_control_moves_the_outlined_row_and_redraws_the_bars(lab) -> None:
     assert lab.state["query"] == 2
     assert lab.view["row_box"].get_y() == pytest.approx(1.5)
     np.testing.assert_array_equal(bar_heights(lab), lab.state["weights"][2])
-    assert "'crossed' attends to 3 of 9 keys" in lab.view["heading"].get_text()
+    assert "'crossed' attends to 3 of 9 keys" in caption(lab)
     assert lab.live.frames == frames + 1
 
 
@@ -111,7 +122,7 @@ def test_length_slider_is_enabled_only_for_the_padding_types(lab, mask_type) -> 
     assert lab.controls["length"].disabled == ("padding" not in mask_type)
 
 
-@pytest.mark.parametrize("mask_type", ["none", "causal"])
+@pytest.mark.parametrize("mask_type", ["none", "causal", WRONG])
 def test_length_is_ignored_unless_padding(lab, mask_type) -> None:
     lab.controls["mask_type"].value = mask_type
     before = lab.state["weights"].copy()
@@ -124,16 +135,16 @@ def test_a_padded_query_is_labelled_as_such(lab) -> None:
     lab.controls["mask_type"].value = "padding"
     lab.controls["length"].value = 3
     lab.controls["query"].value = 5
-    assert "padded query" in lab.view["detail"].get_text()
+    assert "padded query" in caption(lab)
     assert lab.state["row_sum"] == pytest.approx(1.0)
     lab.controls["query"].value = 2
-    assert "padded query" not in lab.view["detail"].get_text()
+    assert "padded query" not in caption(lab)
 
 
 # --- what is drawn ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mask_type", MASK_TYPES)
+@pytest.mark.parametrize("mask_type", RIGHT_TYPES)
 def test_masked_keys_are_drawn_with_weight_exactly_zero_and_rows_sum_to_one(lab, mask_type) -> None:
     lab.controls["mask_type"].value = mask_type
     for length, query in [(1, 0), (1, 8), (4, 3), (4, 4), (T, 0), (T, 8)]:
@@ -149,6 +160,69 @@ def test_masked_keys_are_drawn_with_weight_exactly_zero_and_rows_sum_to_one(lab,
         rgba = drawn_rgba(lab)
         np.testing.assert_array_equal(rgba[~mask], np.broadcast_to(MASKED_GREY, rgba[~mask].shape))
         assert (rgba[mask][:, :3] != MASKED_GREY[:3]).any(axis=-1).all()
+
+
+def test_padded_positions_are_labelled_pad_on_both_panels_and_the_query_slider(lab) -> None:
+    lab.controls["mask_type"].value = "causal + padding"
+    lab.controls["length"].value = 4
+    expected = (*SENTENCE[:4], *[PAD] * (T - 4))
+    assert lab.state["labels"] == expected
+    for axis in (lab.view["ax_map"].xaxis, lab.view["ax_map"].yaxis, lab.view["ax_bar"].xaxis):
+        assert tuple(t.get_text() for t in axis.get_ticklabels()) == expected
+    assert lab.readouts["query"].value == f"6: {PAD}"
+    assert lab.values()["query"] == 6  # relabelling kept the chosen query
+    assert f"'{PAD}' attends to" in caption(lab)
+    lab.controls["mask_type"].value = "causal"
+    assert lab.state["labels"] == SENTENCE and lab.readouts["query"].value == "6: it"
+
+
+def test_a_revisited_padding_length_draws_the_same_pixels_as_a_full_redraw(lab) -> None:
+    lab.controls["mask_type"].value = "padding"
+    for length in (3, 7, 3):
+        lab.controls["length"].value = length
+    cached = lab.live.image.value
+    lab.live.refresh(full=True)
+    assert cached == lab.live.image.value
+
+
+def test_zero_after_softmax_keeps_the_future_in_the_denominator(lab) -> None:
+    lab.controls["mask_type"].value = WRONG
+    lab.controls["query"].value = 2
+    full = softmax(sentence_scores(), axis=-1)
+    np.testing.assert_array_equal(lab.state["mask"], causal_mask(T))
+    np.testing.assert_allclose(lab.state["row"], np.where(causal_mask(T)[2], full[2], 0.0))
+    assert lab.state["row_sum"] == pytest.approx(full[2, :3].sum())
+    assert lab.state["row_sum"] + lab.state["future_share"][2] == pytest.approx(1.0)
+    ghosts = np.array([g.get_height() for g in lab.view["ghosts"]])
+    np.testing.assert_allclose(ghosts[3:], full[2, 3:])
+    assert all(g.get_visible() for g in lab.view["ghosts"][3:])
+    assert not any(g.get_visible() for g in lab.view["ghosts"][:3])
+    assert "wrong: the future keys took" in caption(lab)
+
+
+@pytest.mark.parametrize("mask_type", RIGHT_TYPES)
+def test_the_ghost_bars_of_the_wrong_mode_are_hidden_in_every_other_mode(lab, mask_type) -> None:
+    lab.controls["mask_type"].value = WRONG
+    lab.controls["mask_type"].value = mask_type
+    assert not any(g.get_visible() for g in lab.view["ghosts"])
+    assert not lab.view["legend"].get_visible()
+
+
+def test_zeroing_after_softmax_lets_a_future_key_change_the_past_and_masking_does_not() -> None:
+    scores = sentence_scores()
+    changed = scores.copy()
+    changed[:, -1] += 3.0  # only the last key's scores change
+    for mask_type, leaks in (("causal", False), (WRONG, True)):
+        _, before = masking_weights(scores, mask_type)
+        _, after = masking_weights(changed, mask_type)
+        assert (not np.allclose(before[:-1], after[:-1])) == leaks, mask_type
+
+
+def test_numbers_above_the_bars_are_the_allowed_weights(lab) -> None:
+    lab.controls["query"].value = 3
+    texts = lab.view["values"].texts
+    assert texts[:4] == [f"{w:.2f}" for w in lab.state["row"][:4]]
+    assert texts[4:] == [""] * (T - 4)
 
 
 def test_an_error_in_the_update_is_shown_not_swallowed(lab, monkeypatch) -> None:
@@ -191,11 +265,22 @@ def test_masked_weights_are_the_softmax_over_the_allowed_keys(scores, mask_type,
     length = data.draw(st.integers(1, n))
     mask, weights = masking_weights(scores, mask_type, length)
     assert (weights[~mask] == 0.0).all()
+    if mask_type == WRONG:  # the ordinary softmax over every key, then zeroed
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        expected = np.where(mask, e / e.sum(axis=-1, keepdims=True), 0.0)
+        np.testing.assert_allclose(weights, expected, rtol=1e-9, atol=1e-300)
+        return
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-12)
     for i in range(n):
         allowed = scores[i, mask[i]]
         e = np.exp(allowed - allowed.max())
         np.testing.assert_allclose(weights[i, mask[i]], e / e.sum(), rtol=1e-9, atol=1e-300)
+
+
+def test_position_labels_pad_only_for_the_padding_types() -> None:
+    assert position_labels(["a", "b", "c"], "padding", 1) == ("a", PAD, PAD)
+    assert position_labels(["a", "b", "c"], "causal + padding", 3) == ("a", "b", "c")
+    assert position_labels(["a", "b", "c"], "causal", 1) == ("a", "b", "c")
 
 
 def test_sentence_scores_are_deterministic_and_square() -> None:

@@ -61,7 +61,7 @@ def test_dragging_the_lab_unscaled_shows_saturation() -> None:
     assert lab.state["jacobian_norm"] < 1e-3 < start["jacobian_norm"]
     heights = [bar.get_height() for bar in lab.view["bars"]]
     assert np.allclose(heights, lab.state["weights"])
-    assert "max p = 1.0000" in lab.view["readout"].get_text()
+    assert "d_k = 1024, unscaled, query 0:   max p = 1.0000" in lab.caption.value
 
 
 def test_ticking_scaled_brings_the_weights_back() -> None:
@@ -109,3 +109,28 @@ def test_state_rejects_queries_and_keys_of_different_widths() -> None:
 def test_lab_rejects_a_d_k_off_the_slider() -> None:
     with pytest.raises(ValueError, match="d_k must be one of"):
         saturation_lab(d_k=3)
+
+
+@pytest.mark.parametrize("scaled", ["no", 0, None])
+def test_lab_refuses_a_scaled_flag_that_is_not_a_bool(scaled) -> None:
+    # bool("no") is True: the lab would silently start with scaling on.
+    with pytest.raises(TypeError, match=f"scaled must be True or False; got {scaled!r}"):
+        saturation_lab(scaled=scaled)
+
+
+def test_lab_refuses_a_bool_as_d_k() -> None:
+    with pytest.raises(TypeError, match="d_k must be an integer; got True"):
+        saturation_lab(d_k=True)
+
+
+def test_jacobian_panel_is_log_scaled_and_shows_every_curve_point() -> None:
+    lab = saturation_lab()
+    scaled_line, raw_line, _ = lab.view["jacobian"]
+    ax = raw_line.axes
+    assert ax.get_yscale() == "log"
+    bottom, top = ax.get_ylim()
+    for q in range(8):
+        lab.controls["query"].value = q
+        for line in (scaled_line, raw_line):
+            y = line.get_ydata()
+            assert (bottom < y[y > 0]).all() and (y <= top).all()

@@ -4,8 +4,9 @@ One query attends over ``T`` keys. Queries and keys are seeded standard-normal v
 1024; at a given :math:`d_k` the lab uses their first :math:`d_k` coordinates, so the raw scores
 :math:`q \cdot k_j` have standard deviation about :math:`\sqrt{d_k}`. The lab shows the softmax
 weights over the keys, their entropy and maximum, and the Frobenius norm of the softmax Jacobian
-:math:`p_i(\delta_{ij} - p_j)` (how much gradient reaches the scores), each against :math:`d_k`,
-with and without the :math:`1/\sqrt{d_k}` scale.
+:math:`p_i(\delta_{ij} - p_j)` (how much gradient reaches the scores, on a log axis: it spans
+twenty orders of magnitude), each against :math:`d_k`, with and without the :math:`1/\sqrt{d_k}`
+scale. The numbers of the current setting are a line of text above the picture (``lab.caption``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from ..saturation import entropy, softmax_jacobian_norm
 from ..softmax import softmax
 from .live import Lab, slider_style
 
-__all__ = ["D_K_OPTIONS", "saturation_data", "saturation_lab", "saturation_state"]
+__all__ = [
+    "D_K_OPTIONS",
+    "saturation_caption",
+    "saturation_data",
+    "saturation_lab",
+    "saturation_state",
+]
 
 #: The d_k slider's positions: powers of two from 1 to 1024 (log steps).
 D_K_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(11))
@@ -118,56 +125,74 @@ def saturation_state(
     }
 
 
-def _make_view(n_tokens: int):
+def _jacobian_floor(queries: np.ndarray, keys: np.ndarray) -> float:
+    """A power of ten below every positive ||J||_F the lab can show: the log panel's bottom."""
+    smallest = min(
+        curve[curve > 0].min()
+        for q in range(queries.shape[0])
+        for curve in saturation_state(queries, keys, 1, False, q)["curves"].values()
+        if curve.dtype.kind == "f"
+    )
+    return float(10.0 ** (np.floor(np.log10(smallest)) - 1))
+
+
+def _make_view(n_tokens: int, jacobian_floor: float):
     def make_view(fig: Figure):
         ax_w, ax_h, ax_j = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.1, 1, 1]})
-        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.17, top=0.80, wspace=0.32)
+        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.17, top=0.88, wspace=0.32)
         bars = ax_w.bar(range(n_tokens), np.full(n_tokens, 1 / n_tokens), color="tab:blue")
         ax_w.set_ylim(0, 1.05)
         ax_w.set_xticks(range(n_tokens))
         ax_w.set_xlabel("key j")
         ax_w.set_ylabel("weight $p_j$")
         ax_w.set_title("softmax weights", fontsize=10)
-        readout = fig.text(0.01, 0.92, " ", fontsize=10, family="monospace", va="bottom")
 
-        view = {"bars": bars, "readout": readout}
-        animated = [*bars, readout]
+        view: dict[str, Any] = {"bars": bars}
+        animated: list = [*bars]
         panels = (
-            (ax_h, "entropy", np.log(n_tokens), "entropy $H$ (nats)", f"uniform: ln {n_tokens}"),
-            (ax_j, "jacobian", 0.5, r"Jacobian norm $\|J\|_F$", None),
+            (ax_h, "entropy", "entropy $H$ (nats)"),
+            (ax_j, "jacobian", r"Jacobian norm $\|J\|_F$ (log scale)"),
         )
-        for ax, key, top, ylabel, ref_label in panels:
+        for ax, key, title in panels:
             ax.set_xscale("log", base=2)
             ax.set_xlim(0.8, _MAX_D * 1.25)
-            ax.set_ylim(-0.03 * top * 1.1, top * 1.1)
             ax.set_xticks(D_K_OPTIONS[::2], [str(d) for d in D_K_OPTIONS[::2]])
             ax.set_xlabel("$d_k$")
-            ax.set_title(ylabel, fontsize=10)
-            if ref_label:
-                ax.axhline(top, color="0.6", lw=0.8, ls=":")
+            ax.set_title(title, fontsize=10)
             (scaled_line,) = ax.plot([], [], "-o", ms=3, color="tab:blue", label="scaled")
             (raw_line,) = ax.plot([], [], "--o", ms=3, color="tab:orange", label="unscaled")
             (marker,) = ax.plot([], [], "o", ms=10, mfc="none", mec="black", mew=1.5)
             view[key] = (scaled_line, raw_line, marker)
             animated += [scaled_line, raw_line, marker]
-        ax_j.legend(loc="upper right", fontsize=8, frameon=False)
+        top = np.log(n_tokens)
+        ax_h.set_ylim(-0.03 * top * 1.1, top * 1.1)
+        ax_h.axhline(top, color="0.6", lw=0.8, ls=":")
+        # ||J||_F runs from ~0.4 down to 1e-10 and below: only a log axis tells 1e-3 from 1e-13.
+        ax_j.set_yscale("log")
+        ax_j.set_ylim(jacobian_floor, 1.0)
+        ax_j.legend(loc="lower left", fontsize=8, frameon=False)
         return view, animated
 
     return make_view
 
 
+def saturation_caption(state: dict[str, Any]) -> str:
+    """The lab's line of numbers under its controls, for the state of :func:`saturation_state`."""
+    return (
+        f"d_k = {state['d_k']}, {'scaled' if state['scaled'] else 'unscaled'},"
+        f" query {state['query']}:   max p = {state['max_weight']:.4f}"
+        f"   H = {state['entropy']:.3f} nats   ‖J‖_F = {state['jacobian_norm']:.2e}"
+    )
+
+
 def _update_view(queries: np.ndarray, keys: np.ndarray):
     def update_view(view: dict, *, d_k: int, scaled: bool, query: int) -> dict[str, Any]:
         state = saturation_state(queries, keys, d_k, scaled, query)
+        state.update(d_k=d_k, scaled=scaled, query=query)
         top = int(np.argmax(state["weights"]))
         for j, (bar, p) in enumerate(zip(view["bars"], state["weights"])):
             bar.set_height(p)
             bar.set_color("tab:red" if j == top else ("tab:blue" if scaled else "tab:orange"))
-        view["readout"].set_text(
-            f"d_k={d_k:<4d} {'scaled  ' if scaled else 'unscaled'}  query {query}:"
-            f"  max p = {state['max_weight']:.4f}   H = {state['entropy']:.3f} nats"
-            f"   ||J||_F = {state['jacobian_norm']:.2e}"
-        )
         curves = state["curves"]
         index = int(np.flatnonzero(curves["d_ks"] == d_k)[0]) if d_k in curves["d_ks"] else None
         for key in ("entropy", "jacobian"):
@@ -204,14 +229,28 @@ def saturation_lab(
     Lab
         An ``ipywidgets.VBox``: controls ``d_k`` (SelectionSlider), ``scaled`` (Checkbox) and
         ``query`` (IntSlider) above the figure. ``lab.state`` holds the numbers shown (see
-        :func:`saturation_state`).
+        :func:`saturation_state`, plus the control values ``d_k``, ``scaled``, ``query``), and
+        ``lab.caption`` their line of text (:func:`saturation_caption`).
+
+    Raises
+    ------
+    TypeError
+        If ``scaled`` is not a bool (``scaled="no"`` would otherwise start with scaling on), or
+        ``d_k``/``query`` is not an integer.
+    ValueError
+        If ``d_k`` is not a slider position or ``query`` is out of range.
     """
     queries, keys = saturation_data(n_tokens, seed)
+    d_k = check_int(d_k, "d_k")
     if d_k not in D_K_OPTIONS:
         raise ValueError(f"d_k must be one of {D_K_OPTIONS}; got d_k={d_k!r}")
     query = check_int(query, "query", minimum=0)
     if query >= queries.shape[0]:
         raise ValueError(f"query={query} is out of range for n_tokens={queries.shape[0]}")
+    if not isinstance(scaled, (bool, np.bool_)):  # bool("no") is True: refuse, don't guess
+        raise TypeError(
+            f"scaled must be True or False; got {scaled!r} of type {type(scaled).__name__}"
+        )
     controls = {
         "d_k": widgets.SelectionSlider(
             options=D_K_OPTIONS,
@@ -233,9 +272,10 @@ def saturation_lab(
     }
     return Lab(
         controls,
-        _make_view(queries.shape[0]),
+        _make_view(queries.shape[0], _jacobian_floor(queries, keys)),
         _update_view(queries, keys),
-        figsize=(9.6, 3.0),
+        figsize=(9.6, 2.8),
         dpi=80,
         title="Softmax saturation: drag d_k up, with and without the 1/√d_k scale",
+        caption=saturation_caption,
     )
