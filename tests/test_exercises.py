@@ -193,6 +193,10 @@ def test_an_array_answer_of_the_wrong_shape_names_both_shapes() -> None:
     assert_wrong(ARRAY, [0.25, 0.5, 0.25], "should have shape (2,); yours has shape (3,)")
 
 
+def test_a_wrong_array_answer_is_shown_back() -> None:
+    assert_wrong(ARRAY, [0.5, 0.5], "Your answer [0.5, 0.5] is not right.")
+
+
 def test_an_array_answer_with_nan_is_told_so() -> None:
     assert_wrong(ARRAY, [np.nan, 0.75], "contains NaN")
 
@@ -855,7 +859,7 @@ def test_notebook_10_has_exercises() -> None:
 
 
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=[p.stem for p in WITH_EXERCISES])
-def test_every_exercise_cell_is_unanswered_and_followed_by_a_hidden_solution_that_passes(
+def test_exercise_cells_are_unanswered_and_their_hidden_solutions_pass(
     path: Path,
 ) -> None:
     cells = check_cells(path)

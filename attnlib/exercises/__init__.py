@@ -33,41 +33,50 @@ verdict (a :class:`~attnlib.exercises.checking.Feedback`) without printing, for 
 
 How to add an exercise to a notebook (recipe)
 ---------------------------------------------
-1. The exercise object lives in ``attnlib/exercises/chNN.py`` (notebook NN), with a test in
-   ``tests/test_exercises.py`` for its right answer and for each typical wrong answer.
-2. In the notebook, right after the section that teaches the idea, three cells:
+1. The exercise object lives in ``attnlib/exercises/chNN.py`` (notebook NN) and is listed in
+   that module's ``__all__``; ``tests/test_exercises.py`` tests its right answer and each typical
+   wrong answer (the placeholder, ``None`` and short lines are tested for every exercise).
+2. In the notebook's percent script, right after the section that teaches the idea (before the
+   section that works the answer, where there is one), four cells:
 
-   a. A markdown cell ``### Exercise: <what to do>``, stating the question and the sizes, and
-      how to ask for help (``.hint()``, ``.solution()``).
+   a. A markdown cell ``### Exercise: <what to do>`` with the question, the sizes, and how to
+      ask for help (``ch02.score_variance.hint()``, ``.solution()``).
    b. The exercise cell: the import, the given numbers, the placeholder and the check::
 
           # %%
           from attnlib.exercises import ch02
 
           d_k, sigma_q, sigma_k = 32, 0.5, 3.0
-          var_qk = ...  # your answer: Var(q . k)
-          ch02.score_variance.check(var_qk)
+          var_score = ...  # your answer: Var(q . k)
+          ch02.score_variance.check(var_score)
 
       For a function, the placeholder is a body that raises::
 
-          def stable_softmax(x):
+          def my_softmax(x):
               raise NotImplementedError  # replace this line with your code
 
-      The committed notebook keeps the placeholder: its stored output is the stable line
-      ``Not answered yet. Replace the ... with your answer, then run the cell again.``
-   c. A markdown cell ``Solution (click the hidden cell below to show it):`` and then the
-      solution cell, collapsed, which runs the check on the right answer, so that CI proves
-      the check accepts its own solution. In the percent script its header is::
 
-          # %% jupyter={"source_hidden": true, "outputs_hidden": true}
+          ch05.stable_softmax.check(my_softmax)
+
+      The committed notebook keeps the placeholder; its stored output is the stable line
+      ``Not answered yet. Replace the ... with your answer, then run the cell again.``
+   c. A markdown cell ``**Solution** (hidden; click the collapsed cell below to show it):``.
+   d. The solution cell, collapsed (source and output), which runs the check on the right
+      answer, so that CI proves the check accepts its own solution::
+
+          # %% jupyter={"outputs_hidden": true, "source_hidden": true}
           ch02.score_variance.check(d_k * sigma_q**2 * sigma_k**2)
 
-      The solution cell computes the answer (never types it in) and does not reassign the
-      student's names (``var_qk``, ``stable_softmax``): with "Run All" it runs after the
-      student's cell and must not overwrite their work. Name a solution function
-      differently (``stable_softmax_solution``).
-3. Run ``python tools/run_notebooks.py notebooks/NN_name.ipynb``; the exercise cell must print
-   ``Not answered yet.`` and the solution cell ``Correct!``.
+      It computes the answer (never types a number in) and never reassigns the student's
+      names (``var_score``, ``my_softmax``): "Run All" runs it after the student's cell, and it
+      must not overwrite their work. Name a solution function ``<name>_solution``. Rely on as
+      few of the notebook's variables as possible (``np.sqrt(Q.shape[-1])`` rather than a
+      ``d_k`` that a later cell may reassign).
+3. Run ``python tools/run_notebooks.py notebooks/NN_name.ipynb``. The exercise cell prints
+   ``Not answered yet.``, the solution cell ``Correct!``. The test
+   ``test_exercise_cells_are_unanswered_and_their_hidden_solutions_pass`` (in
+   ``tests/test_exercises.py``) checks that pairing in every notebook that imports
+   ``attnlib.exercises``.
 """
 
 from . import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, recall

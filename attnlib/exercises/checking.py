@@ -112,6 +112,11 @@ def wrap(text: str) -> str:
 _SHORT_GROUP = re.compile(r"\([^()]{1,40}\)|\[[^\[\]]{1,40}\]|`[^`]{1,50}`")
 
 
+def say(text: str) -> None:
+    """Print ``text`` and its newline in one write, so a notebook stores one output chunk."""
+    print(text + "\n", end="")
+
+
 def is_placeholder(answer: object) -> bool:
     """True for ``...`` and ``None``, the placeholders a notebook leaves for the student."""
     return answer is Ellipsis or answer is None
@@ -180,15 +185,15 @@ class Exercise:
 
     def check(self, answer: Any) -> None:
         """Print whether ``answer`` is right, and why not if it is not."""
-        print(self.evaluate(answer))
+        say(str(self.evaluate(answer)))
 
     def hint(self) -> None:
         """Print a hint."""
-        print(wrap(f"Hint: {self._hint}"))
+        say(wrap(f"Hint: {self._hint}"))
 
     def solution(self) -> None:
         """Print the worked solution."""
-        print(wrap(f"Solution:\n{self._solution.strip(chr(10))}"))
+        say(wrap(f"Solution:\n{self._solution.strip(chr(10))}"))
 
     def __repr__(self) -> str:
         return f"<exercise {self.name}: call .check(answer), .hint() or .solution()>"
@@ -342,7 +347,7 @@ class ArrayExercise(Exercise):
 
     def wrong_fallback(self, arr: np.ndarray) -> str:
         """Raise the message for a wrong answer that matches no listed mistake."""
-        raise Wrong(f"{self.what} {vec(arr)} is not right.")
+        raise Wrong(f"Your answer {vec(arr)} is not right.")
 
 
 class ShapeExercise(Exercise):
@@ -469,7 +474,7 @@ class ChoiceExercise(Exercise):
 
     def show(self) -> None:
         """Print the options, one per line."""
-        print("\n".join(wrap(f"({k}) {text}") for k, (text, _) in self.options.items()))
+        say("\n".join(wrap(f"({k}) {text}") for k, (text, _) in self.options.items()))
 
     def grade(self, answer: Any) -> str:
         if is_placeholder(answer):

@@ -65,7 +65,7 @@ answer_1 = {
 recall.projection_shapes.check(answer_1)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 recall.projection_shapes.check(
@@ -99,7 +99,7 @@ answer_2 = ...  # 'a', 'b', 'c' or 'd'
 recall.three_projections.check(answer_2)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 recall.three_projections.check("b")
@@ -118,7 +118,7 @@ answer_3 = ...  # a number
 recall.scale_denominator.check(answer_3)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 var_score = d_k * sigma_q**2 * sigma_k**2  # Var(q . k): d_k terms of variance sigma_q^2 sigma_k^2
@@ -144,7 +144,7 @@ answer_4 = ...  # the output for "late": 4 numbers
 recall.late_output.check(answer_4)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 scores_late = K @ Q[2] / np.sqrt(4)  # [2, 4, 3, 3] / 2
@@ -170,10 +170,10 @@ answer_5 = ...  # 'a', 'b', 'c' or 'd'
 recall.equal_keys.check(answer_5)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-print("K_late == K_it:", np.array_equal(K[2], K[3]))
+print(f"K_late == K_it: {np.array_equal(K[2], K[3])}")
 recall.equal_keys.check("b")
 
 # %% [markdown]
@@ -194,7 +194,7 @@ answer_6 = ...  # 'a', 'b', 'c' or 'd'
 recall.unscaled_training.check(answer_6)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 recall.unscaled_training.check("b")
@@ -211,7 +211,7 @@ answer_7 = ...  # a number
 recall.product_variance.check(answer_7)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 # Var(XY) = E[X^2] E[Y^2] - (E[X] E[Y])^2, and with zero means E[X^2] = Var(X), E[X] = 0
@@ -234,7 +234,7 @@ answer_8 = {
 recall.head_shapes.check(answer_8)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 from attnlib import merge_heads, split_heads
@@ -259,7 +259,7 @@ answer_9 = ...  # a number of bytes
 recall.gqa_cache.check(answer_9)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 cache_bytes = 2 * n_layers * n_kv_heads * d_head * T * bytes_per_value  # 2: K and V
@@ -280,7 +280,7 @@ answer_10 = ...  # a number
 recall.rescale_factor.check(answer_10)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 # e^(s - m_new) = e^(s - m_old) * e^(m_old - m_new)
@@ -303,7 +303,7 @@ answer_11 = ...  # 'a', 'b', 'c' or 'd'
 recall.mask_after_softmax.check(answer_11)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 recall.mask_after_softmax.check("b")
@@ -321,7 +321,7 @@ answer_12 = ...  # 3 numbers
 recall.backward.check(answer_12)
 
 # %% [markdown]
-# Solution (hidden):
+# **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 J = np.diag(p) - np.outer(p, p)  # the softmax Jacobian, symmetric
