@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import attnlib
 from attnlib import causal_mask, examples, softmax
 from attnlib import exercises as ex
 from attnlib.exercises import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, recall
@@ -883,3 +884,19 @@ def test_notebook_10_lists_the_options_of_every_choice_question() -> None:
             for letter, (text, _) in exercise.options.items():
                 opening = " ".join(text.split()[:4])
                 assert f"**({letter})** {opening}" in markdown, (name, letter)
+
+
+@pytest.mark.parametrize(
+    ("exercise", "reference"),
+    [
+        (ch04.softmax_jacobian, attnlib.softmax_jacobian),
+        (ch05.stable_softmax, attnlib.softmax),
+        (ch06.masked_attention, lambda Q, K, V, mask: attnlib.scaled_dot_product_attention(
+            Q, K, V, mask=mask)),
+        (ch07.split_heads, attnlib.split_heads),
+        (ch09.softmax_backward, lambda p, g: (attnlib.softmax_jacobian(p) @ g[..., None])[..., 0]),
+    ],
+    ids=["softmax_jacobian", "stable_softmax", "masked_attention", "split_heads", "backward"],
+)  # fmt: skip
+def test_every_coding_check_accepts_attnlibs_own_function(exercise, reference) -> None:
+    assert_correct(exercise, reference)
