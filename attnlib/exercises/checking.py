@@ -472,10 +472,6 @@ class ChoiceExercise(Exercise):
         self.answer = answer
         self.placeholder_help = "Replace the ... with the letter of your choice, like 'a'."
 
-    def show(self) -> None:
-        """Print the options, one per line."""
-        say("\n".join(wrap(f"({k}) {text}") for k, (text, _) in self.options.items()))
-
     def grade(self, answer: Any) -> str:
         if is_placeholder(answer):
             raise Unanswered
