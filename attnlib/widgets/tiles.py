@@ -1,0 +1,465 @@
+r"""The tiling lab: step through tiled (FlashAttention-style) attention one tile at a time.
+
+Left, the (T, T) score matrix of a small example cut into ``block_size x block_size`` tiles: the
+tiles already processed in colour, the current one outlined, the ones still to come faded, the
+causally masked pairs grey. Middle, a table of the running maximum ``m``, running normaliser
+``l`` and rescale factor :math:`e^{m_{old} - m_{new}}` for each query row of the current tile,
+and how far its partial output still is from the exact one. Right, the outputs drawn as points
+(``d_v = 2``): each query row's partial output ``acc / l`` after each key block, walking to the
+exact output (open circle) among the value vectors.
+
+The numbers come from :func:`tiling_state`, a plain function built on
+:func:`attnlib.tiled.tiled_attention_steps`; :func:`update_tiling_view` puts them on the artists.
+Both run without a browser, which is how the tests drive the lab.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.artist import Artist
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.colors import Normalize, to_rgba
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from numpy.typing import ArrayLike
+
+from .._validation import check_int
+from ..attention import check_qkv, scaled_dot_product_attention
+from ..masks import causal_mask
+from ..tiled import TileStep, tiled_attention_steps
+from .live import Lab, slider_style
+
+__all__ = [
+    "BLOCK_SIZES",
+    "tiling_caption",
+    "tiling_example",
+    "tiling_lab",
+    "tiling_state",
+    "update_tiling_view",
+]
+
+#: The block sizes the lab offers (each divides the example's T = 12).
+BLOCK_SIZES: tuple[int, ...] = (2, 3, 4, 6)
+
+_CMAP = colormaps["RdBu_r"]
+_MASKED_RGBA = (0.80, 0.80, 0.80, 1.0)
+_ROW_COLOURS = np.array([to_rgba(c) for c in colormaps["tab10"].colors])
+
+
+def tiling_example(
+    T: int = 12, d_k: int = 4, d_v: int = 2, seed: int = 8
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lab's small example: seeded standard-normal Q, K and V.
+
+    ``rng = np.random.default_rng(seed)``; then ``Q``, ``K``, ``V`` in that order, each
+    ``rng.normal(size=...)``. With the default ``1/sqrt(d_k)`` scale the scores have a standard
+    deviation near 1.
+
+    Returns
+    -------
+    Q : ndarray, shape (T, d_k)
+    K : ndarray, shape (T, d_k)
+    V : ndarray, shape (T, d_v)
+    """
+    T, d_k, d_v = check_int(T, "T"), check_int(d_k, "d_k"), check_int(d_v, "d_v")
+    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
+    return rng.normal(size=(T, d_k)), rng.normal(size=(T, d_k)), rng.normal(size=(T, d_v))
+
+
+def _check_lab_qkv(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[np.ndarray, ...]:
+    Q, K, V = check_qkv(Q, K, V)
+    if Q.ndim != 2 or K.ndim != 2 or V.ndim != 2 or Q.shape[0] != K.shape[0]:
+        raise ValueError(
+            "the tiling lab needs self-attention without a batch: Q and K of shape (T, d_k),"
+            f" V of shape (T, d_v); got Q shape {Q.shape}, K shape {K.shape}, V shape {V.shape}"
+        )
+    return Q, K, V
+
+
+def tiling_state(
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    block_size: int = 4,
+    step: int = 1,
+    causal: bool = False,
+) -> dict[str, Any]:
+    """Everything the lab shows after ``step`` tiles of tiled attention (numbers, no widgets).
+
+    Parameters
+    ----------
+    Q, K : array_like, shape (T, d_k)
+    V : array_like, shape (T, d_v)
+    block_size : int, default 4
+    step : int, default 1
+        How many tiles have been processed, counted from 1. Values above the number of tiles
+        show the last tile (the lab's step slider can briefly point past the end while the
+        block size changes).
+    causal : bool, default False
+
+    Returns
+    -------
+    dict
+        ``steps`` (list of :class:`attnlib.tiled.TileStep`, the whole schedule), ``n_steps``,
+        ``step`` (the step shown, 1..n_steps), ``current`` (its TileStep), ``scores`` (T, T)
+        scaled scores with -inf where masked, ``processed`` (T, T) bool: pairs in a tile done so
+        far, ``exact`` (T, d_v) plain attention output, ``paths`` (k + 1, n_rows, d_v): the
+        current rows' partial outputs after each of their key blocks up to the current one,
+        ``errors`` (n_rows,) max |partial - exact| per current row, ``grew`` (n_rows,) bool:
+        the maximum rose at this tile (rescale < 1, not the first tile), ``m``, ``l`` and
+        ``rescale`` (n_rows,) of the current rows.
+    """
+    Q, K, V = _check_lab_qkv(Q, K, V)
+    block_size = check_int(block_size, "block_size")
+    step = check_int(step, "step")
+    steps = list(tiled_attention_steps(Q, K, V, block_size=block_size, causal=causal))
+    T = Q.shape[0]
+    mask = causal_mask(T) if causal else None
+    exact, _ = scaled_dot_product_attention(Q, K, V, mask=mask)
+    scores = Q @ K.T / np.sqrt(Q.shape[1])
+    if causal:
+        scores = np.where(mask, scores, -np.inf)
+
+    shown = min(step, len(steps))
+    current = steps[shown - 1]
+    processed = np.zeros((T, T), dtype=bool)
+    for done in steps[:shown]:
+        processed[done.rows, done.cols] = True
+    same_rows = [s for s in steps[:shown] if s.q_block == current.q_block]
+    paths = np.stack([s.output for s in same_rows])
+    errors = np.abs(current.output - exact[current.rows]).max(axis=-1)
+    first = current.k_block == 0
+    # Every row's state so far: final for the query blocks already done, NaN for those to come.
+    m_rows = np.full(T, np.nan)
+    l_rows = np.full(T, np.nan)
+    for done in steps[:shown]:
+        m_rows[done.rows], l_rows[done.rows] = done.m[:, 0], done.l[:, 0]
+    row_max = scores.max(axis=-1)
+    return {
+        "steps": steps,
+        "n_steps": len(steps),
+        "step": shown,
+        "current": current,
+        "scores": scores,
+        "processed": processed,
+        "exact": exact,
+        "paths": paths,
+        "errors": errors,
+        "grew": (current.rescale[:, 0] < 1) & (not first),
+        "m": current.m[:, 0],
+        "l": current.l[:, 0],
+        "rescale": current.rescale[:, 0],
+        "m_rows": m_rows,
+        "l_rows": l_rows,
+        "row_max": row_max,
+        "row_l": np.exp(scores - row_max[:, None]).sum(axis=-1),
+    }
+
+
+def _make_view(
+    figure: Figure, V: np.ndarray, limits: dict[str, Any]
+) -> tuple[dict[str, Any], list[Artist]]:
+    """Build the four panels once; return the artists an update changes.
+
+    ``limits`` holds the fixed axis ranges: ``score`` (largest |score|), ``l`` (largest l) and
+    ``extent`` (``[[x_min, y_min], [x_max, y_max]]`` of every output the lab can show).
+    """
+    T = V.shape[0]
+    ax_s = figure.add_axes((0.035, 0.15, 0.25, 0.68))
+    ax_m = figure.add_axes((0.33, 0.15, 0.14, 0.68))
+    ax_l = figure.add_axes((0.50, 0.15, 0.14, 0.68))
+    ax_o = figure.add_axes((0.72, 0.15, 0.265, 0.68))
+    for ax in (ax_s, ax_m, ax_l):
+        ax.set_ylim(T - 0.5, -0.5)
+        ax.set_yticks(range(0, T, 2))
+        ax.tick_params(labelsize=8)
+    ax_s.set_ylabel("query", fontsize=9, labelpad=2)
+
+    # One mesh of T x T cells coloured through set_facecolor: it draws much faster than imshow.
+    edges = np.arange(T + 1) - 0.5
+    image = ax_s.pcolormesh(
+        edges, edges, np.zeros((T, T)), edgecolors="none", antialiased=False, snap=True
+    )
+    image.set_array(None)
+    ax_s.set_xticks(range(0, T, 2))
+    ax_s.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax_s.set_title("key", fontsize=9, pad=16)
+    ax_s.set_xlabel(
+        "scores (red high, blue low);\ndone in colour, to come faded", fontsize=8, color="dimgray"
+    )
+    grid = LineCollection([], colors="0.3", linewidths=1.0)
+    ax_s.add_collection(grid)
+    box = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.5)
+    ax_s.add_patch(box)
+    ax_s.set_xlim(-0.5, T - 0.5)
+    ax_s.set_ylim(T - 0.5, -0.5)
+    ax_s.set_aspect("equal")
+
+    # Running maximum: every score seen so far (grey dots), m (bar), the row's true max (circle).
+    limit = limits["score"]
+    ax_m.set_xlim(-1.08 * limit, 1.08 * limit)
+    ax_m.axvline(0, color="lightgray", linewidth=0.8, zorder=0)
+    ax_m.set_title("m: running max\n| = m, o = the row's max", fontsize=8.5)
+    ax_m.set_xlabel("score", fontsize=8)
+    (seen_scores,) = ax_m.plot([], [], "|", color="silver", markersize=7)
+    (done_m,) = ax_m.plot([], [], "|", color="gray", markersize=13, mew=2.5)
+    (m_marks,) = ax_m.plot([], [], "|", color="black", markersize=13, mew=2.5)
+    (row_max,) = ax_m.plot([], [], "o", mfc="none", mec="crimson", markersize=8, mew=1.3)
+
+    # Running normaliser: one bar per query row; finished rows keep their final l in grey.
+    ax_l.set_xlim(0, 1.08 * limits["l"])
+    ax_l.set_title("l: running normaliser\n(red edge: just rescaled)", fontsize=8.5)
+    ax_l.set_xlabel("sum of exp(score - m)", fontsize=8)
+    l_bars = PolyCollection([], linewidths=2)
+    ax_l.add_collection(l_bars)
+
+    lo, hi = limits["extent"]
+    pad = 0.08 * (hi - lo).max() + 1e-9
+    ax_o.set_xlim(lo[0] - pad, hi[0] + pad)
+    ax_o.set_ylim(lo[1] - pad, hi[1] + pad)
+    ax_o.scatter(V[:, 0], V[:, 1], s=14, color="lightgray", zorder=1)
+    for j, (x, y) in enumerate(V):
+        ax_o.annotate(
+            str(j), (x, y), xytext=(3, 2), textcoords="offset points", fontsize=7, color="gray"
+        )
+    ax_o.tick_params(labelsize=7)
+    ax_o.set_xlabel("output coordinate 1", fontsize=8)
+    ax_o.set_ylabel("output coordinate 2", fontsize=8, labelpad=1)
+    ax_o.set_title(
+        "outputs: acc / l after each key block\n(o = exact; grey = values)", fontsize=8.5
+    )
+    (seen_values,) = ax_o.plot([], [], "o", color="dimgray", markersize=4)
+    paths = LineCollection([], linewidths=1.2)
+    ax_o.add_collection(paths)
+    path_dots = ax_o.scatter(np.zeros(0), np.zeros(0), s=9)
+    ends = ax_o.scatter(np.zeros(0), np.zeros(0), s=40)
+    targets = ax_o.scatter(np.zeros(0), np.zeros(0), s=120, facecolors="none", linewidths=1.6)
+
+    view = {
+        "T": T,
+        "V": V,
+        "norm": Normalize(-limit, limit),
+        "image": image,
+        "grid": grid,
+        "box": box,
+        "seen_scores": seen_scores,
+        "m_marks": m_marks,
+        "done_m": done_m,
+        "row_max": row_max,
+        "l_bars": l_bars,
+        "seen_values": seen_values,
+        "paths": paths,
+        "path_dots": path_dots,
+        "ends": ends,
+        "targets": targets,
+    }
+    animated = [
+        image, grid, box, seen_scores, done_m, m_marks, row_max, l_bars,
+        seen_values, paths, path_dots, ends, targets,
+    ]  # fmt: skip
+    return view, animated
+
+
+def _grid_segments(T: int, block_size: int) -> list[list[tuple[float, float]]]:
+    edges = [b - 0.5 for b in range(block_size, T, block_size)]
+    return [[(e, -0.5), (e, T - 0.5)] for e in edges] + [[(-0.5, e), (T - 0.5, e)] for e in edges]
+
+
+def _describe(state: dict[str, Any]) -> tuple[str, str]:
+    current: TileStep = state["current"]
+    n_k = sum(1 for s in state["steps"] if s.q_block == current.q_block)
+    heading = (
+        f"tile {state['step']} of {state['n_steps']}: queries {current.rows.start}–"
+        f"{current.rows.stop - 1} × keys {current.cols.start}–{current.cols.stop - 1}"
+        f" (key block {current.k_block + 1} of {n_k} for these queries)"
+    )
+    n_rows = current.rows.stop - current.rows.start
+    if current.last:
+        detail = (
+            f"last key block: acc / l is the exact output (largest difference"
+            f" {state['errors'].max():.0e})"
+        )
+    elif current.k_block == 0:
+        detail = "first key block: m, l and acc start from this tile alone"
+    else:
+        n_grew = int(state["grew"].sum())
+        detail = (
+            f"the maximum grew in {n_grew} of {n_rows} rows: their l and acc are rescaled"
+            if n_grew
+            else "no row's maximum grew: l and acc just add this tile's terms"
+        )
+    return heading, detail
+
+
+def tiling_caption(state: dict[str, Any]) -> str:
+    """The lab's two lines of text above the picture: ``heading`` and ``detail`` of the state."""
+    return f"{state['heading']}\n{state['detail']}"
+
+
+def update_tiling_view(
+    view: dict[str, Any],
+    *,
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    block_size: int,
+    step: int,
+    causal: bool,
+) -> dict[str, Any]:
+    """Put :func:`tiling_state` for these control values on the view's artists, in place.
+
+    Returns
+    -------
+    dict
+        The state (see :func:`tiling_state`) plus ``heading`` and ``detail`` (the texts shown).
+    """
+    state = tiling_state(Q, K, V, block_size=block_size, step=step, causal=causal)
+    current: TileStep = state["current"]
+    scores, processed = state["scores"], state["processed"]
+    rows = np.arange(current.rows.start, current.rows.stop)
+    colours = _ROW_COLOURS[np.arange(rows.size) % len(_ROW_COLOURS)]
+
+    rgba = _CMAP(view["norm"](np.where(np.isfinite(scores), scores, 0.0)))
+    rgba[~processed, :3] = 0.25 * rgba[~processed, :3] + 0.75  # tiles still to come: faded
+    rgba[~np.isfinite(scores)] = _MASKED_RGBA
+    view["image"].set_facecolor(rgba.reshape(-1, 4))
+    view["grid"].set_segments(_grid_segments(view["T"], block_size))
+    view["box"].set_bounds(
+        current.cols.start - 0.5, rows[0] - 0.5, current.cols.stop - current.cols.start, rows.size
+    )
+
+    seen = scores[rows, : current.cols.stop]
+    r_idx, c_idx = np.nonzero(np.isfinite(seen))
+    view["seen_scores"].set_data(seen[r_idx, c_idx], rows[r_idx])
+    view["m_marks"].set_data(state["m"], rows)
+    view["done_m"].set_data(state["m_rows"][: rows[0]], np.arange(rows[0]))
+    view["row_max"].set_data(state["row_max"][rows], rows)
+
+    # Bars: the finished rows' final l in grey, the current rows' running l in their colours,
+    # with a red edge where this tile rescaled them.
+    widths = np.concatenate([state["l_rows"][: rows[0]], state["l"]])
+    ys = np.arange(widths.size)
+    half = 0.35
+    view["l_bars"].set_verts(
+        [[(0, y - half), (w, y - half), (w, y + half), (0, y + half)] for y, w in zip(ys, widths)]
+    )
+    grey = np.tile(to_rgba("lightgray"), (rows[0], 1))
+    faces = np.concatenate([grey, colours])
+    view["l_bars"].set_facecolor(faces)
+    edges = faces.copy()
+    edges[rows[0] :][state["grew"]] = to_rgba("crimson")
+    view["l_bars"].set_edgecolor(edges)
+
+    values = view["V"][: current.cols.stop]
+    view["seen_values"].set_data(values[:, 0], values[:, 1])
+    paths = state["paths"][:, :, :2]  # (n_key_blocks_so_far, n_rows, 2)
+    view["paths"].set_segments([paths[:, k] for k in range(rows.size)])
+    view["paths"].set_color(colours)
+    view["path_dots"].set_offsets(paths.reshape(-1, 2))
+    view["path_dots"].set_facecolors(np.tile(colours, (paths.shape[0], 1)))
+    view["ends"].set_offsets(paths[-1])
+    view["ends"].set_facecolors(colours)
+    view["targets"].set_offsets(state["exact"][rows, :2])
+    view["targets"].set_edgecolors(colours)
+
+    heading, detail = _describe(state)
+    return {**state, "heading": heading, "detail": detail}
+
+
+def tiling_lab(
+    Q: ArrayLike | None = None,
+    K: ArrayLike | None = None,
+    V: ArrayLike | None = None,
+    block_size: int = 4,
+    step: int = 5,
+    causal: bool = False,
+) -> Lab:
+    """A live lab: step through tiled attention and watch the online softmax converge.
+
+    Parameters
+    ----------
+    Q, K : array_like, shape (T, d_k), optional
+    V : array_like, shape (T, d_v), optional
+        Self-attention inputs, no batch; ``d_v = 2`` draws the outputs as points in the plane
+        (larger ``d_v``: the first two coordinates). Default :func:`tiling_example` (T = 12).
+        Give all three or none.
+    block_size : int, default 4
+        The first block size; one of :data:`BLOCK_SIZES`.
+    step : int, default 5
+        The first tile shown, from 1.
+    causal : bool, default False
+
+    Returns
+    -------
+    attnlib.widgets.live.Lab
+        Controls ``block_size`` (buttons), ``step`` (slider, its maximum follows the number of
+        tiles) and ``causal`` (checkbox); ``lab.state`` is :func:`update_tiling_view`'s result.
+    """
+    given = [x is not None for x in (Q, K, V)]
+    if any(given) and not all(given):
+        raise ValueError("give all of Q, K and V, or none of them for the built-in example")
+    Q, K, V = _check_lab_qkv(*(tiling_example() if Q is None else (Q, K, V)))
+    if V.shape[1] < 2:
+        raise ValueError(f"the lab draws outputs in the plane: V needs d_v >= 2; got {V.shape}")
+    if block_size not in BLOCK_SIZES:
+        raise ValueError(f"block_size must be one of {BLOCK_SIZES}; got {block_size!r}")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False; got {causal!r}")
+    step = check_int(step, "step")
+
+    def n_steps(block: int, is_causal: bool) -> int:
+        return sum(1 for _ in tiled_attention_steps(Q, K, V, block_size=block, causal=is_causal))
+
+    controls = {
+        "block_size": widgets.ToggleButtons(
+            options=list(BLOCK_SIZES),
+            value=block_size,
+            description="block size",
+            style={"description_width": "initial"},
+        ),
+        "step": widgets.IntSlider(
+            value=min(step, n_steps(block_size, causal)),
+            min=1,
+            max=n_steps(block_size, causal),
+            description="tiles done",
+            style=slider_style(),
+        ),
+        "causal": widgets.Checkbox(value=bool(causal), description="causal mask"),
+    }
+    states = [
+        s
+        for b in BLOCK_SIZES
+        for c in (False, True)
+        for s in tiled_attention_steps(Q, K, V, block_size=b, causal=c)
+    ]
+    outputs = np.concatenate([s.output[:, :2] for s in states])
+    limits = {
+        "score": float(np.abs(Q @ K.T).max() / np.sqrt(Q.shape[1])),
+        "l": float(max(s.l.max() for s in states)),
+        "extent": np.stack([outputs.min(axis=0), outputs.max(axis=0)]),
+    }
+
+    def update_view(view: dict[str, Any], **values: Any) -> dict[str, Any]:
+        return update_tiling_view(view, Q=Q, K=K, V=V, **values)
+
+    lab = Lab(
+        controls,
+        lambda fig: _make_view(fig, V[:, :2], limits),
+        update_view,
+        figsize=(12.0, 4.2),
+        dpi=80,
+        title="Tiling lab: tiled attention, one tile at a time",
+        caption=tiling_caption,
+    )
+
+    def follow(change: dict) -> None:
+        # more or fewer tiles: the slider's end follows (ipywidgets clamps its value)
+        controls["step"].max = n_steps(controls["block_size"].value, controls["causal"].value)
+
+    controls["block_size"].observe(follow, names="value")
+    controls["causal"].observe(follow, names="value")
+    return lab
