@@ -57,11 +57,18 @@ PUBLISHED = {
 
 
 def stored_output_text(name: str) -> str:
+    """All printed text of a notebook. A cell's stdout may be stored in several chunks, split
+    anywhere (even mid-line), so the chunks of one stream are joined as they were printed."""
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     texts = []
     for cell in nb.cells:
+        stream = ""
         for out in cell.get("outputs", []):
-            texts.append(out.get("text", "") or out.get("data", {}).get("text/plain", ""))
+            if out.get("output_type") == "stream":
+                stream += out.get("text", "")
+            else:
+                texts.append(out.get("data", {}).get("text/plain", ""))
+        texts.append(stream)
     return "\n".join(texts)
 
 

@@ -73,7 +73,8 @@
 #
 # A tiny, hand-traceable stand-in for the sentence: four tokens, $d_{model} = 4$, and one head
 # with $d_k = d_v = 4$. The embeddings and weights are fixed by hand (as in a common lesson
-# text), not learned, so every number can be checked with pencil and paper. `attnlib.examples` holds them as data.
+# text), not learned, so every number can be checked with pencil and paper. `attnlib.examples`
+# holds them as data.
 
 # %%
 import textwrap
@@ -336,10 +337,10 @@ def batched_shape_flow(B, T, d_model, d_k, d_v, rng):
 shape_table(batched_shape_flow(B=1, T=4, d_model=8, d_k=4, d_v=4, rng=rng))
 
 # %% [markdown]
-# These are exactly the shapes of the exercise's published answer. With $d_k = d_v = T = 4$, though, many rows
-# read `[1, 4, 4]` and you cannot tell from the table which 4 is which: a mistake that swapped
-# $T$ and $d_k$ would print the same table. Run the same function with sizes that are all
-# different, and every dimension identifies itself:
+# These are exactly the shapes of the exercise's published answer. With $d_k = d_v = T = 4$,
+# though, many rows read `[1, 4, 4]` and you cannot tell from the table which 4 is which: a
+# mistake that swapped $T$ and $d_k$ would print the same table. Run the same function with sizes
+# that are all different, and every dimension identifies itself:
 
 # %%
 shape_table(batched_shape_flow(B=3, T=5, d_model=8, d_k=4, d_v=2, rng=rng))

@@ -141,10 +141,9 @@ print(f"weight on Order: raw {w_raw_it[0]:.6f} = {100 * w_raw_it[0]:.1f}%,", end
 print(f"scaled {w_scaled_it[0]:.6f} = {100 * w_scaled_it[0]:.1f}%")
 print("output(raw weights)    =", show(out_raw_it))
 print("output(scaled weights) =", show(out_scaled_it))
-print(f"distance to V_Order = {show(V[0], '{:g}')}:", end=" ")
-print(
-    f"raw {np.linalg.norm(out_raw_it - V[0]):.4f}, scaled {np.linalg.norm(out_scaled_it - V[0]):.4f}"
-)
+dist_raw = np.linalg.norm(out_raw_it - V[0])
+dist_scaled = np.linalg.norm(out_scaled_it - V[0])
+print(f"distance to V_Order = {show(V[0], '{:g}')}: raw {dist_raw:.4f}, scaled {dist_scaled:.4f}")
 print("agree with attnlib.softmax:", np.allclose(w_scaled_it, softmax(scaled_it)))
 
 # %% [markdown]
@@ -163,8 +162,8 @@ print("agree with attnlib.softmax:", np.allclose(w_scaled_it, softmax(scaled_it)
 # * It writes the output as $0.5344\cdot[2,0,3,1] + 0.0723\cdot[1,1,0,1] + \dots =
 #   [1.7311, 0.2689, 2.1932, 1.0000]$. The result is right (it is the full-precision one), but
 #   the sum as written, with 4-decimal weights, gives 1.7309, 2.1930 and 0.9999 instead (and
-#   1.1325 for the late query's 1.1326 in section 5; appendix A computes them all). The rounded weights are for reading; arithmetic uses the
-#   unrounded ones.
+#   1.1325 for the late query's 1.1326 in section 5; appendix A computes them all). The rounded
+#   weights are for reading; arithmetic uses the unrounded ones.
 #
 # </details>
 #
@@ -354,6 +353,8 @@ print("S = S_raw / sqrt(4) =\n", S)
 print("A = softmax(S) =", "[" + ", ".join(show(row) for row in A) + "]")
 print("Output = A @ V =", "[" + ", ".join(show(row) for row in out2) + "]")
 print("exact output:         [" + ", ".join(show(r, "{:.6f}") for r in out2) + "]")
+print(f"token 0: {100 * A[0, 0]:.1f}% to itself, {100 * A[0, 1]:.1f}% to token 1", end="; ")
+print(f"token 1: {100 * A[1, 0]:.1f}% to token 0, {100 * A[1, 1]:.1f}% to itself")
 print(
     "on the segment, o_i = v0 + A[i, 1] (v1 - v0):",
     np.allclose(out2, V2[0] + A[:, 1:] * (V2[1] - V2[0])),
