@@ -1,0 +1,365 @@
+"""The trained-model lab: type a sentence, pick a layer, a head and a token; see real attention.
+
+Left, the (T, T) attention weights of one head of all-MiniLM-L6-v2 on your sentence, with the
+chosen token's row outlined; right, that row as bars, one per key. Above the picture, a caption
+names the keys the token attends to most. The controls are the sentence (a text box with a few
+suggestions: type any sentence and press Enter), the layer, the head and the token.
+
+A new sentence is encoded once by the numpy model (:mod:`attnlib.pretrained`, tens of
+milliseconds) and its weights of every layer and head are kept in an :class:`AttentionCache`; a
+move of the layer, head or token slider then only recolours the picture. The token labels are
+static parts of the figure: the lab caches one background per sentence (``static_key``), so a
+sentence seen before redraws fast too.
+
+The numbers come from :func:`update_trained_view`, a plain function, which is how the tests drive
+the lab without a browser.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.artist import Artist
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .._validation import check_int
+from .live import Lab
+
+__all__ = [
+    "MAX_TOKENS",
+    "SUGGESTED_SENTENCES",
+    "AttentionCache",
+    "trained_attention_caption",
+    "trained_attention_lab",
+    "update_trained_view",
+]
+
+#: The longest sentence the lab draws, in tokens including [CLS] and [SEP] (labels stay legible).
+MAX_TOKENS = 32
+
+#: The sentences offered in the text box (any other sentence can be typed).
+SUGGESTED_SENTENCES: tuple[str, ...] = (
+    "The animal didn't cross the street because it was too tired",
+    "The animal didn't cross the street because it was too wide",
+    "The trophy didn't fit into the suitcase because it was too big",
+    "The trophy didn't fit into the suitcase because it was too small",
+)
+
+_CMAP = colormaps["Blues"]
+_BAR = "#1f77b4"
+_EMPTY = (1.0, 1.0, 1.0, 0.0)
+
+
+class AttentionCache:
+    """Every layer's and head's attention weights per sentence, encoded once by the model.
+
+    Parameters
+    ----------
+    model : attnlib.pretrained.MiniLM
+        Anything with ``attention(sentence) -> (tokens, weights)``.
+    size : int, default 64
+        Sentences kept; the least recently used is dropped first.
+
+    Attributes
+    ----------
+    encodes : int
+        How many times the model was run (tests use it to see that a cached sentence is not
+        encoded again).
+    """
+
+    def __init__(self, model: Any, size: int = 64) -> None:
+        self.model = model
+        self.size = check_int(size, "size")
+        self.encodes = 0
+        self._entries: OrderedDict[str, tuple[tuple[str, ...], np.ndarray]] = OrderedDict()
+
+    def __call__(self, sentence: str) -> tuple[tuple[str, ...], np.ndarray]:
+        """The tokens of ``sentence`` and its weights, shape (n_layers, n_heads, T, T)."""
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentence must be a string; got {type(sentence).__name__}")
+        entry = self._entries.get(sentence)
+        if entry is None:
+            tokens, weights = self.model.attention(sentence)
+            self.encodes += 1
+            if len(tokens) > MAX_TOKENS:
+                raise ValueError(
+                    f"the sentence has {len(tokens)} tokens; the lab draws at most {MAX_TOKENS}"
+                    f" (including [CLS] and [SEP]): shorten it"
+                )
+            entry = (tuple(tokens), weights)
+            self._entries[sentence] = entry
+            if len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        else:
+            self._entries.move_to_end(sentence)
+        return entry
+
+
+def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
+    """Build the two panels once, for up to MAX_TOKENS tokens; return the animated artists.
+
+    The heat map is one mesh of MAX_TOKENS x MAX_TOKENS cells and the bar chart has MAX_TOKENS
+    bars; a sentence of T tokens uses the first T and sets the axis limits to them.
+    """
+    n = MAX_TOKENS
+    ax_map = figure.add_axes((0.1, 0.04, 0.36, 0.72))
+    ax_bar = figure.add_axes((0.56, 0.2, 0.42, 0.62))
+    edges = np.arange(n + 1) - 0.5
+    mesh = ax_map.pcolormesh(
+        edges, edges, np.zeros((n, n)), edgecolors="none", antialiased=False, snap=True
+    )
+    mesh.set_array(None)  # colours come from set_facecolor
+    ax_map.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax_map.set_ylabel("query (attending)")
+    ax_map.set_xlabel("key (attended to)")
+    ax_map.xaxis.set_label_position("top")
+    row_box = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="crimson", linewidth=2.0)
+    ax_map.add_patch(row_box)
+    figure.colorbar(ScalarMappable(Normalize(0, 1), _CMAP), ax=ax_map, fraction=0.05, pad=0.02)
+
+    bars = ax_bar.bar(range(n), np.zeros(n), color=_BAR, width=0.75)
+    ax_bar.set_ylim(0, 1.0)
+    ax_bar.set_ylabel("attention weight")
+    ax_bar.set_title("the outlined row: how much the token attends to each key", fontsize=10)
+    ax_bar.grid(axis="y", alpha=0.3)
+    view = {
+        "ax_map": ax_map,
+        "ax_bar": ax_bar,
+        "mesh": mesh,
+        "row_box": row_box,
+        "bars": list(bars),
+        "tokens": None,
+    }
+    return view, [mesh, row_box, *bars]
+
+
+def _set_tokens(view: dict[str, Any], tokens: tuple[str, ...]) -> None:
+    """Label the axes with the sentence's tokens and fit the limits to them (static parts)."""
+    if tokens == view["tokens"]:
+        return
+    T = len(tokens)
+    ax_map, ax_bar = view["ax_map"], view["ax_bar"]
+    size = 9 if T <= 16 else 7
+    ax_map.set_xticks(
+        range(T), tokens, rotation=60, ha="left", rotation_mode="anchor", fontsize=size
+    )
+    ax_map.set_yticks(range(T), tokens, fontsize=size)
+    ax_map.set_xlim(-0.5, T - 0.5)
+    ax_map.set_ylim(T - 0.5, -0.5)
+    ax_bar.set_xticks(
+        range(T), tokens, rotation=50, ha="right", rotation_mode="anchor", fontsize=size
+    )
+    ax_bar.set_xlim(-0.6, T - 0.4)
+    view["row_box"].set_width(T)
+    view["tokens"] = tokens
+
+
+def update_trained_view(
+    view: dict[str, Any],
+    *,
+    cache: AttentionCache,
+    sentence: str,
+    layer: int,
+    head: int,
+    token: int,
+) -> dict[str, Any]:
+    """Draw one head's weights on a sentence, with one token's row outlined and as bars.
+
+    Parameters
+    ----------
+    view : dict
+        What ``_make_view`` built.
+    cache : AttentionCache
+        Encodes a sentence the first time it is seen.
+    sentence : str
+    layer, head : int
+        ``0 <= layer < n_layers``, ``0 <= head < n_heads``.
+    token : int
+        The query token, ``0 <= token < T``; a larger index (left from a longer sentence) is
+        clamped to the last token.
+
+    Returns
+    -------
+    dict
+        ``tokens`` (T,), ``weights`` (T, T) of this head, ``row`` (T,), ``layer``, ``head``,
+        ``token`` (as drawn), ``top`` (the three keys with the largest weights, as
+        ``(index, token, weight)``) and ``entropy`` (of the row, in nats).
+    """
+    tokens, all_weights = cache(sentence)
+    n_layers, n_heads = all_weights.shape[:2]
+    layer = check_int(layer, "layer", minimum=0)
+    head = check_int(head, "head", minimum=0)
+    if layer >= n_layers or head >= n_heads:
+        raise ValueError(
+            f"layer must be in [0, {n_layers - 1}] and head in [0, {n_heads - 1}]; got"
+            f" layer={layer}, head={head}"
+        )
+    T = len(tokens)
+    token = min(check_int(token, "token", minimum=0), T - 1)
+    weights = all_weights[layer, head]
+    row = weights[token]
+
+    _set_tokens(view, tokens)
+    colours = np.empty((MAX_TOKENS, MAX_TOKENS, 4))
+    colours[:] = _EMPTY
+    colours[:T, :T] = _CMAP(weights)
+    view["mesh"].set_facecolor(colours.reshape(-1, 4))
+    view["row_box"].set_y(token - 0.5)
+    for j, bar in enumerate(view["bars"]):
+        bar.set_height(row[j] if j < T else 0.0)
+        bar.set_visible(j < T)
+    top = [(int(j), tokens[j], float(row[j])) for j in np.argsort(row)[::-1][:3]]
+    entropy = float(-(row * np.log(np.maximum(row, 1e-30))).sum())
+    return {
+        "tokens": tokens,
+        "weights": weights,
+        "row": row,
+        "layer": layer,
+        "head": head,
+        "token": token,
+        "top": top,
+        "entropy": entropy,
+    }
+
+
+def trained_attention_caption(state: dict[str, Any]) -> str:
+    """The lab's line of text: the chosen token, its strongest keys and the row's entropy."""
+    tokens = state["tokens"]
+    keys = ", ".join(f"{tok!r} {w:.2f}" for _, tok, w in state["top"])
+    return (
+        f"layer {state['layer']}, head {state['head']}: {tokens[state['token']]!r} attends most"
+        f" to {keys}\nentropy of the row {state['entropy']:.2f} nats (uniform over"
+        f" {len(tokens)} tokens: {np.log(len(tokens)):.2f}; one-hot: 0)"
+    )
+
+
+class _TrainedModelLab(Lab):
+    """A Lab whose token slider lists the tokens of the sentence in the text box."""
+
+    _syncing = False
+
+    def __init__(self, cache: AttentionCache, *args: Any, **kwargs: Any) -> None:
+        self._cache = cache  # read by the first update, inside Lab.__init__
+        super().__init__(*args, **kwargs)
+
+    def update(self) -> None:
+        if self._syncing:  # a change made by _sync_tokens below: drawn by the update after it
+            return
+        self._syncing = True
+        try:
+            self._sync_tokens()
+        except Exception:  # a sentence the model refuses: update_view raises it again, shown
+            pass
+        finally:
+            self._syncing = False
+        super().update()
+
+    def _sync_tokens(self) -> None:
+        tokens, _ = self._cache(self.controls["sentence"].value)
+        slider = self.controls["token"]
+        options = tuple((f"{i}: {tok}", i) for i, tok in enumerate(tokens))
+        if tuple(slider.options) != options:
+            old = slider.value if slider.value is not None else 0
+            word = {i: label for label, i in slider.options}.get(old, "").split(": ", 1)[-1]
+            # the same word if the new sentence has it ("it" stays "it"), else the same position
+            keep = tokens.index(word) if word in tokens else min(old, len(tokens) - 1)
+            slider.options = options
+            slider.value = keep
+
+
+def trained_attention_lab(
+    model: Any = None,
+    sentence: str = SUGGESTED_SENTENCES[0],
+    layer: int = 0,
+    head: int = 0,
+    token: int | str | None = "it",
+) -> Lab:
+    """A live lab: a sentence, a layer, a head and a token of all-MiniLM-L6-v2's attention.
+
+    Parameters
+    ----------
+    model : attnlib.pretrained.MiniLM, optional
+        Default: :func:`attnlib.pretrained.load_minilm` (about 1 s; downloads once).
+    sentence : str
+        The sentence shown first; the text box also suggests :data:`SUGGESTED_SENTENCES`.
+    layer, head : int, default 0
+        The head shown first.
+    token : int or str or None, default "it"
+        The query token shown first: a position, or the first token equal to this string
+        (position 1 if the sentence has none, or if None).
+
+    Returns
+    -------
+    attnlib.widgets.live.Lab
+        Controls ``sentence`` (a text box: type, then Enter), ``layer``, ``head``, ``token``;
+        ``lab.state`` holds the numbers on show (see :func:`update_trained_view`) and
+        ``lab.cache`` the encoded sentences.
+    """
+    if model is None:
+        from ..pretrained import load_minilm
+
+        model = load_minilm()
+    cache = AttentionCache(model)
+    tokens, weights = cache(sentence)
+    n_layers, n_heads = weights.shape[:2]
+    layer = check_int(layer, "layer", minimum=0)
+    head = check_int(head, "head", minimum=0)
+    if layer >= n_layers or head >= n_heads:
+        raise ValueError(
+            f"layer must be in [0, {n_layers - 1}] and head in [0, {n_heads - 1}]; got"
+            f" layer={layer}, head={head}"
+        )
+    if isinstance(token, str):
+        token = tokens.index(token) if token in tokens else min(1, len(tokens) - 1)
+    elif token is None:
+        token = min(1, len(tokens) - 1)
+    token = check_int(token, "token", minimum=0)
+    if token >= len(tokens):
+        raise ValueError(
+            f"token must be a position in [0, {len(tokens) - 1}] of {list(tokens)}; got {token}"
+        )
+    suggestions = list(dict.fromkeys([sentence, *SUGGESTED_SENTENCES]))
+    controls = {
+        "sentence": widgets.Combobox(
+            value=sentence,
+            options=suggestions,
+            ensure_option=False,
+            continuous_update=False,  # encode on Enter or when the box loses focus
+            placeholder="type a sentence, then press Enter",
+            description="sentence",
+        ),
+        "layer": widgets.IntSlider(value=layer, min=0, max=n_layers - 1, description="layer"),
+        "head": widgets.IntSlider(value=head, min=0, max=n_heads - 1, description="head"),
+        "token": widgets.SelectionSlider(
+            options=[(f"{i}: {tok}", i) for i, tok in enumerate(tokens)],
+            value=token,
+            description="query token",
+        ),
+    }
+
+    def update_view(view: dict[str, Any], **values: Any) -> dict[str, Any]:
+        return update_trained_view(view, cache=cache, **values)
+
+    def static_key(*, sentence: str, **_: Any) -> tuple[str, ...]:
+        return cache(sentence)[0]
+
+    lab = _TrainedModelLab(
+        cache,
+        controls,
+        _make_view,
+        update_view,
+        figsize=(10.0, 4.6),
+        dpi=72,
+        title="Attention in a trained model: all-MiniLM-L6-v2, any sentence, any head",
+        caption=trained_attention_caption,
+        static_key=static_key,
+    )
+    lab.cache = cache
+    return lab

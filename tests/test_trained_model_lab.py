@@ -1,0 +1,209 @@
+"""The trained-model lab: each control changes what it should, and sentences are encoded once.
+
+Most tests drive the lab with a small stand-in model (deterministic weights per sentence, so they
+run in milliseconds and show exactly what is drawn); the last ones use the real all-MiniLM-L6-v2.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+
+from attnlib.softmax import softmax
+from attnlib.widgets.trained_model import (
+    MAX_TOKENS,
+    AttentionCache,
+    trained_attention_lab,
+)
+
+SENTENCE = "The animal didn't cross the street because it was too tired"
+IT = ["[CLS]", *SENTENCE.lower().split()].index("it")  # the stand-in model's position of "it"
+
+
+class StandInModel:
+    """Splits on spaces; weights: a softmax of scores seeded by the sentence, (2, 3, T, T)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def attention(self, sentence: str) -> tuple[list[str], np.ndarray]:
+        self.calls.append(sentence)
+        tokens = ["[CLS]", *sentence.lower().split(), "[SEP]"]
+        T = len(tokens)
+        rng = np.random.default_rng(len(sentence))
+        return tokens, softmax(rng.normal(scale=2.0, size=(2, 3, T, T)), axis=-1)
+
+
+@pytest.fixture(scope="module")
+def model() -> StandInModel:
+    return StandInModel()
+
+
+@pytest.fixture(scope="module")
+def shared_lab(model):
+    return trained_attention_lab(model, SENTENCE, layer=1, head=2)
+
+
+@pytest.fixture
+def lab(shared_lab):
+    """The module's lab, back at its first state (building one takes ~0.9 s of CPU)."""
+    shared_lab.controls["sentence"].value = SENTENCE
+    shared_lab.controls["layer"].value = 1
+    shared_lab.controls["head"].value = 2
+    shared_lab.controls["token"].value = IT
+    assert shared_lab.last_error is None and shared_lab.state["tokens"][IT] == "it"
+    return shared_lab
+
+
+def face_colours(lab) -> np.ndarray:
+    return np.asarray(lab.view["mesh"].get_facecolor()).reshape(MAX_TOKENS, MAX_TOKENS, 4)
+
+
+def bar_heights(lab) -> np.ndarray:
+    return np.array([bar.get_height() for bar in lab.view["bars"] if bar.get_visible()])
+
+
+# --- the controls -------------------------------------------------------------------------------
+
+
+def test_the_controls_are_sentence_layer_head_and_token(lab) -> None:
+    assert list(lab.controls) == ["sentence", "layer", "head", "token"]
+    for name, control in lab.controls.items():
+        assert control.description, name
+
+
+def test_the_sentence_box_is_a_text_box_that_updates_on_enter(lab) -> None:
+    box = lab.controls["sentence"]
+    assert isinstance(box, widgets.Text)
+    assert box.continuous_update is False and box.ensure_option is False
+
+
+def test_the_first_picture_is_the_row_of_it(lab, model) -> None:
+    assert lab.last_error is None
+    tokens, weights = model.attention(SENTENCE)
+    it = tokens.index("it")
+    assert lab.state["token"] == it and lab.state["tokens"][it] == "it"
+    np.testing.assert_array_equal(bar_heights(lab), weights[1, 2, it])
+    assert lab.view["row_box"].get_y() == pytest.approx(it - 0.5)
+
+
+def test_moving_the_head_redraws_that_heads_weights(lab, model) -> None:
+    _, weights = model.attention(SENTENCE)
+    frames = lab.live.frames
+    lab.controls["head"].value = 0
+    assert lab.live.frames == frames + 1
+    np.testing.assert_array_equal(lab.state["weights"], weights[1, 0])
+    T = len(lab.state["tokens"])
+    drawn = face_colours(lab)[:T, :T, :3]
+    expected = face_colours_of(weights[1, 0])
+    np.testing.assert_allclose(drawn, expected)
+
+
+def face_colours_of(weights: np.ndarray) -> np.ndarray:
+    from matplotlib import colormaps
+
+    return colormaps["Blues"](weights)[..., :3]
+
+
+def test_moving_the_layer_redraws_that_layers_weights(lab, model) -> None:
+    _, weights = model.attention(SENTENCE)
+    lab.controls["layer"].value = 0
+    np.testing.assert_array_equal(lab.state["weights"], weights[0, 2])
+    np.testing.assert_array_equal(bar_heights(lab), weights[0, 2, lab.state["token"]])
+
+
+def test_moving_the_token_moves_the_outlined_row_and_the_bars(lab, model) -> None:
+    _, weights = model.attention(SENTENCE)
+    lab.controls["token"].value = 3
+    assert lab.view["row_box"].get_y() == pytest.approx(2.5)
+    np.testing.assert_array_equal(bar_heights(lab), weights[1, 2, 3])
+
+
+def test_the_caption_names_the_strongest_key(lab) -> None:
+    j = int(np.argmax(lab.state["row"]))
+    assert lab.state["top"][0] == (j, lab.state["tokens"][j], float(lab.state["row"][j]))
+    assert f"{lab.state['tokens'][j]!r} {lab.state['row'][j]:.2f}" in lab.caption.value.replace(
+        "&#x27;", "'"
+    )
+
+
+# --- sentences ----------------------------------------------------------------------------------
+
+
+def test_a_new_sentence_is_encoded_once_and_then_read_from_the_cache(lab, model) -> None:
+    assert "A cat sat" not in model.calls
+    lab.controls["sentence"].value = "A cat sat"
+    assert model.calls.count("A cat sat") == 1
+    lab.controls["sentence"].value = SENTENCE
+    lab.controls["sentence"].value = "A cat sat"
+    lab.controls["head"].value = 1
+    assert model.calls.count("A cat sat") == 1
+    assert lab.state["tokens"] == ("[CLS]", "a", "cat", "sat", "[SEP]")
+
+
+def test_a_new_sentence_relabels_the_token_slider_and_keeps_the_same_word(lab) -> None:
+    lab.controls["sentence"].value = "so it goes"
+    labels = [label for label, _ in lab.controls["token"].options]
+    assert labels == ["0: [CLS]", "1: so", "2: it", "3: goes", "4: [SEP]"]
+    assert lab.state["token"] == 2  # "it" is still the query
+    lab.controls["sentence"].value = "no such word"
+    assert lab.state["token"] == 2 and lab.state["tokens"][2] == "such"  # same position
+
+
+def test_bars_beyond_the_sentence_are_hidden(lab) -> None:
+    lab.controls["sentence"].value = "short one"
+    assert sum(bar.get_visible() for bar in lab.view["bars"]) == 4
+    assert lab.view["ax_map"].get_xlim() == (-0.5, 3.5)
+
+
+def test_a_sentence_too_long_to_draw_is_reported_in_the_lab(lab) -> None:
+    lab.controls["sentence"].value = "word " * MAX_TOKENS
+    assert isinstance(lab.last_error, ValueError)
+    shown = "".join(out.get("text", "") for out in lab.errors.outputs)
+    assert f"the lab draws at most {MAX_TOKENS}" in shown
+    lab.controls["sentence"].value = "fine again"
+    assert lab.last_error is None and lab.errors.outputs == ()
+
+
+def test_the_cache_drops_the_least_recently_used_sentence() -> None:
+    model = StandInModel()
+    cache = AttentionCache(model, size=2)
+    cache("a")
+    cache("b")
+    cache("a")
+    cache("c")  # drops "b"
+    cache("a")
+    cache("b")
+    assert model.calls == ["a", "b", "c", "b"]
+    assert cache.encodes == 4
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+
+def test_a_layer_out_of_range_raises_naming_the_range(model) -> None:
+    with pytest.raises(ValueError, match=r"layer must be in \[0, 1\] and head in \[0, 2\]"):
+        trained_attention_lab(model, SENTENCE, layer=2)
+
+
+def test_a_token_position_out_of_range_raises(model) -> None:
+    with pytest.raises(ValueError, match=r"token must be a position in \[0, 3\]"):
+        trained_attention_lab(model, "a b", token=4)
+
+
+def test_a_sentence_that_is_not_a_string_raises(model) -> None:
+    with pytest.raises(TypeError, match="sentence must be a string; got int"):
+        AttentionCache(model)(3)
+
+
+# --- with the real model ------------------------------------------------------------------------
+
+
+def test_by_default_the_lab_loads_the_real_model_and_draws_its_weights() -> None:
+    lab = trained_attention_lab(layer=3, head=5)
+    tokens, weights = lab.cache.model.attention(SENTENCE)
+    assert type(lab.cache.model).__name__ == "MiniLM"
+    assert lab.state["tokens"] == tuple(tokens) and tokens[lab.state["token"]] == "it"
+    np.testing.assert_array_equal(lab.state["weights"], weights[3, 5])
+    assert lab.last_error is None
