@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import as_bool_mask, as_float_array, batch_shape, check_finite, check_scale
-from .softmax import softmax
+from .softmax import _softmax_inplace
 
 
 def check_qkv(
@@ -62,6 +62,9 @@ def scaled_dot_product_attention(
         True = this query may attend to this key (the convention of PyTorch's boolean
         ``attn_mask``). Masked scores are excluded before the softmax: their weights are exactly
         0. A query row with no key allowed gets zero weights and a zero output, never NaN.
+        A mask with batch dimensions (more than two) must have as many dimensions as the
+        scores: for per-head scores (B, H, T_q, T) give a padding mask (B, 1, T) a head axis,
+        ``padding_mask(lengths, T)[:, None]`` of shape (B, 1, 1, T); otherwise ValueError.
     scale : float, optional
         Multiplies the scores (a finite number > 0); defaults to ``1/sqrt(d_k)``.
         ``scale=1.0`` is raw (unscaled) attention.
@@ -78,13 +81,35 @@ def scaled_dot_product_attention(
     Leading (batch) dimensions broadcast. float32 inputs give float32 results; integers are
     promoted to float64. NaN or infinity in Q, K or V raises ValueError, and so do scores too
     large for the dtype; a score of any finite size (1e4, say) is fine.
+
+    The arguments are checked once, in O(T d) time (the finiteness of Q, K, V and a bound on
+    the largest score); the (T_q, T_k) scores are then scaled, exponentiated and normalised in
+    place, so the function costs about as much as the bare numpy three-liner
+    (``benchmarks/attention_speed.py`` measures it).
     """
     Q, K, V = check_qkv(Q, K, V)
-    scores = scaled_scores(Q, K, check_scale(scale, Q.shape[-1]))
+    scale = check_scale(scale, Q.shape[-1])
     if mask is not None:
-        mask = as_bool_mask(mask, scores.shape, "mask", target="the scores (..., T_q, T_k)")
-    weights = softmax(scores, axis=-1, mask=mask)
+        scores_shape = (*np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
+        mask = as_bool_mask(mask, scores_shape, "mask", target="the scores (..., T_q, T_k)")
+    return _attention(Q, K, V, mask, scale)
+
+
+def _attention(
+    Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None, scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel of :func:`scaled_dot_product_attention`, for already checked arguments.
+
+    Q, K, V finite floating arrays of matching shapes, ``mask`` None or a boolean array that
+    broadcasts to the scores, ``scale`` a float > 0. Every (T_q, T_k) step is done in place.
+    """
+    weights = _softmax_inplace(scaled_scores(Q, K, scale), axis=-1, mask=mask)
     return weights @ V, weights
+
+
+def _abs_max(a: np.ndarray) -> float:
+    """Largest ``|a|`` entry (0.0 for an empty array), without allocating a copy of ``a``."""
+    return max(float(a.max(initial=0)), -float(a.min(initial=0)))
 
 
 def scaled_scores(Q: np.ndarray, K: np.ndarray, scale: float) -> np.ndarray:
@@ -92,13 +117,28 @@ def scaled_scores(Q: np.ndarray, K: np.ndarray, scale: float) -> np.ndarray:
 
     Raises ValueError (instead of a numpy overflow warning) when a score does not fit in the
     dtype, which finite Q and K can still cause (e.g. entries of 1e200, or 1e20 in float32).
+
+    Notes
+    -----
+    No score can exceed ``bound = d_k * max|Q| * max|K| * scale`` (each of the d_k products in a
+    dot product is at most ``max|Q| * max|K|``), and no partial sum of the matrix product can
+    either. The bound costs O(T d_k); only when it comes near the dtype's largest number are
+    the (T_q, T_k) scores themselves checked.
     """
+    dtype = np.result_type(Q, K)
+    largest = float(np.finfo(dtype).max)
+    bound = Q.shape[-1] * _abs_max(Q) * _abs_max(K) * scale  # a Python float: inf, not an error
+    if bound < largest / 4 and scale < largest:
+        scores = Q @ np.swapaxes(K, -1, -2)
+        scores *= dtype.type(scale)
+        return scores
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = (Q @ np.swapaxes(K, -1, -2)) * np.asarray(scale, dtype=np.result_type(Q, K))
+        scores = Q @ np.swapaxes(K, -1, -2)
+        scores *= dtype.type(scale)
     if not np.isfinite(scores).all():
         raise ValueError(
             f"the scores scale * Q @ K^T overflowed in {scores.dtype} (largest |Q| entry"
-            f" {np.abs(Q).max():.3g}, largest |K| entry {np.abs(K).max():.3g}, Q shape {Q.shape},"
-            f" K shape {K.shape}); rescale Q and K"
+            f" {_abs_max(Q):.3g}, largest |K| entry {_abs_max(K):.3g}, scale {scale:.3g},"
+            f" Q shape {Q.shape}, K shape {K.shape}); rescale Q and K"
         )
     return scores

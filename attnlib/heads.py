@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_bool_mask, as_float_array, check_finite, check_int
-from .attention import scaled_dot_product_attention
+from ._validation import as_bool_mask, as_float_array, check_finite, check_int, check_scale
+from .attention import _attention
 
 
 def split_heads(x: ArrayLike, n_heads: int) -> np.ndarray:
@@ -23,6 +23,7 @@ def split_heads(x: ArrayLike, n_heads: int) -> np.ndarray:
     Returns
     -------
     ndarray, shape (..., n_heads, T, d_head)
+        A new array: writing to it never changes ``x``.
     """
     x = as_float_array(x, "x", min_ndim=2)
     n_heads = check_int(n_heads, "n_heads")
@@ -32,8 +33,18 @@ def split_heads(x: ArrayLike, n_heads: int) -> np.ndarray:
             f"n_heads={n_heads} does not divide the last dimension of x ({width}; x shape"
             f" {x.shape}): every head needs the same width d_head = {width}/{n_heads}"
         )
-    d_head = width // n_heads
+    return _fresh(_split_heads(x, n_heads), x)
+
+
+def _split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """The kernel of :func:`split_heads`: a view of ``x`` where numpy can make one."""
+    d_head = x.shape[-1] // n_heads
     return np.swapaxes(x.reshape(*x.shape[:-1], n_heads, d_head), -3, -2)
+
+
+def _fresh(result: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``result``, copied if it may share memory with ``source`` (so writes never leak back)."""
+    return result.copy() if np.may_share_memory(result, source) else result
 
 
 def merge_heads(x: ArrayLike) -> np.ndarray:
@@ -46,8 +57,14 @@ def merge_heads(x: ArrayLike) -> np.ndarray:
     Returns
     -------
     ndarray, shape (..., T, n_heads * d_head)
+        A new array: writing to it never changes ``x``.
     """
     x = as_float_array(x, "x", min_ndim=3)
+    return _fresh(_merge_heads(x), x)
+
+
+def _merge_heads(x: np.ndarray) -> np.ndarray:
+    """The kernel of :func:`merge_heads`: a view of ``x`` where numpy can make one."""
     n_heads, T, d_head = x.shape[-3:]
     return np.swapaxes(x, -3, -2).reshape(*x.shape[:-3], T, n_heads * d_head)
 
@@ -96,8 +113,10 @@ def multi_head_attention(
         attention); 1 is multi-query attention; otherwise grouped-query attention, where query
         head ``i`` reads KV head ``i // (n_heads // n_kv_heads)``. Must divide ``n_heads``.
     mask : array_like of bool, shape broadcastable to (..., T, T), optional
-        True = may attend; shared by every head. A fully masked query row gets a zero head
-        output (so its final output is zero too).
+        True = may attend; shared by every head, so it has no head axis: ``...`` are the batch
+        dimensions of ``X``, and ``padding_mask(lengths, T)`` of shape (B, 1, T) fits ``X`` of
+        shape (B, T, d_model) as it is. A fully masked query row gets a zero head output (so its
+        final output is zero too).
 
     Returns
     -------
@@ -108,11 +127,15 @@ def multi_head_attention(
     Notes
     -----
     Each head uses the scale ``1/sqrt(d_head)``. NaN or infinity in X or in a weight matrix
-    raises ValueError.
+    raises ValueError, and so does a projection too large for the dtype. The arguments (the
+    mask too) are checked once, here; the heads are then computed by the same kernel as
+    :func:`attnlib.scaled_dot_product_attention`, without checking them again.
     """
     X = as_float_array(X, "X", min_ndim=2)
     check_finite(X, "X")
     T, d_model = X.shape[-2:]
+    if T < 1:
+        raise ValueError(f"X must hold at least one token (one row); got X shape {X.shape}")
     n_heads = check_int(n_heads, "n_heads")
     n_kv_heads = n_heads if n_kv_heads is None else check_int(n_kv_heads, "n_kv_heads")
     if n_heads % n_kv_heads:
@@ -123,10 +146,10 @@ def multi_head_attention(
     W_q = _check_weight(W_q, "W_q", d_model, X.shape)
     W_k = _check_weight(W_k, "W_k", d_model, X.shape)
     W_v = _check_weight(W_v, "W_v", d_model, X.shape)
-    if W_q.shape[1] % n_heads:
+    if W_q.shape[1] % n_heads or W_q.shape[1] == 0:
         raise ValueError(
             f"n_heads={n_heads} does not divide the query width {W_q.shape[1]} (W_q shape"
-            f" {W_q.shape}, d_model={d_model}): every head needs the same width d_head"
+            f" {W_q.shape}, d_model={d_model}) into heads of one width d_head >= 1"
         )
     d_head = W_q.shape[1] // n_heads
     if W_k.shape[1] != n_kv_heads * d_head:
@@ -147,13 +170,27 @@ def multi_head_attention(
             f"W_o must have n_heads * d_v = {n_heads} * {d_v} = {n_heads * d_v} rows (one per"
             f" column of the concatenated heads); got W_o shape {W_o.shape}"
         )
-    group = n_heads // n_kv_heads
-    Q = split_heads(X @ W_q, n_heads)  # (..., n_heads, T, d_head)
-    K = np.repeat(split_heads(X @ W_k, n_kv_heads), group, axis=-3)
-    V = np.repeat(split_heads(X @ W_v, n_kv_heads), group, axis=-3)
     if mask is not None:
         mask = as_bool_mask(mask, (*X.shape[:-2], T, T), "mask", target="the scores (..., T, T)")
         if mask.ndim >= 2:
             mask = mask[..., None, :, :]  # the same mask for every head
-    heads, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
-    return merge_heads(heads) @ W_o, weights
+    # Checked once above; from here on the private kernels trust their inputs.
+    group = n_heads // n_kv_heads
+    Q = _split_heads(_project(X, "X", W_q, "W_q"), n_heads)  # (..., n_heads, T, d_head)
+    K = np.repeat(_split_heads(_project(X, "X", W_k, "W_k"), n_kv_heads), group, axis=-3)
+    V = np.repeat(_split_heads(_project(X, "X", W_v, "W_v"), n_kv_heads), group, axis=-3)
+    heads, weights = _attention(Q, K, V, mask, check_scale(None, d_head))
+    return _project(_merge_heads(heads), "the merged heads", W_o, "W_o"), weights
+
+
+def _project(X: np.ndarray, x_name: str, W: np.ndarray, w_name: str) -> np.ndarray:
+    """``X @ W`` for finite X and W, raising ValueError if the product overflows the dtype."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        product = X @ W
+    if not np.isfinite(product).all():
+        raise ValueError(
+            f"{x_name} @ {w_name} overflowed in {product.dtype} (largest |{x_name}| entry"
+            f" {np.abs(X).max():.3g}, largest |{w_name}| entry {np.abs(W).max():.3g}); rescale"
+            f" {x_name} or {w_name}"
+        )
+    return product

@@ -42,7 +42,7 @@ def padding_mask(lengths: ArrayLike, T: int) -> np.ndarray:
     Parameters
     ----------
     lengths : array_like of int, shape (B,)
-        True length of each sequence, ``0 <= lengths[b] <= T``.
+        True length of each sequence, ``0 <= lengths[b] <= T``; at least one sequence.
     T : int
         Padded length of the batch (>= 1).
 
@@ -50,13 +50,26 @@ def padding_mask(lengths: ArrayLike, T: int) -> np.ndarray:
     -------
     ndarray of bool, shape (B, 1, T)
         ``mask[b, 0, j]`` is True where ``j < lengths[b]``. The middle axis of length 1
-        broadcasts over queries, so it masks scores of shape (B, T_q, T).
+        broadcasts over queries, so it masks scores of shape (B, T_q, T) as it is.
+
+    Notes
+    -----
+    Per-head scores have one more axis, (B, H, T_q, T): give the mask a head axis too,
+    ``padding_mask(lengths, T)[:, None]`` of shape (B, 1, 1, T). Passing the (B, 1, T) mask
+    itself raises ValueError, because numpy aligns shapes from the right and would pair B with
+    the head axis H: an error when B != H, and silently the wrong mask when B == H.
+    :func:`attnlib.multi_head_attention` adds the head axis itself: give it the (B, 1, T) mask.
     """
     T = check_int(T, "T")
     arr = np.asarray(lengths)
     if arr.ndim != 1:
         raise ValueError(f"lengths must be 1-D, one length per sequence; got shape {arr.shape}")
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+    if arr.size == 0:
+        raise ValueError(
+            "lengths is empty: a batch needs at least one sequence, so give one length per"
+            " sequence, e.g. lengths=[5, 3]"
+        )
+    if arr.dtype.kind not in "iu":
         raise TypeError(f"lengths must hold integers; got dtype {arr.dtype}: {arr!r}")
     if (arr < 0).any() or (arr > T).any():
         raise ValueError(f"lengths must lie in [0, T={T}]; got lengths={arr.tolist()}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_float_array, check_probabilities
+from ._validation import as_float_array, check_axis, check_probabilities
 from .softmax import softmax_jacobian
 
 __all__ = ["entropy", "softmax_jacobian_norm"]
@@ -28,7 +28,7 @@ def entropy(p: ArrayLike, axis: int = -1) -> np.ndarray:
     p : array_like, shape (..., n)
         Probabilities (softmax weights) that sum to 1 along ``axis``.
     axis : int, default -1
-        The axis that sums to 1.
+        The axis that sums to 1 (an integer; TypeError otherwise).
 
     Returns
     -------
@@ -36,8 +36,7 @@ def entropy(p: ArrayLike, axis: int = -1) -> np.ndarray:
         Between 0 (one-hot) and :math:`\ln n` (uniform). A 0-d array for a single distribution.
     """
     p = as_float_array(p, "p", min_ndim=1)
-    if not isinstance(axis, (int, np.integer)) or not -p.ndim <= axis < p.ndim:
-        raise ValueError(f"axis={axis!r} is out of range for p of shape {p.shape}")
+    axis = check_axis(axis, p, "p")
     check_probabilities(p, "p", axis=axis)
     terms = np.zeros_like(p)
     np.multiply(p, np.log(p, where=p > 0, out=np.zeros_like(p)), out=terms, where=p > 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_bool_mask, as_float_array, check_probabilities
+from ._validation import as_bool_mask, as_float_array, check_axis, check_probabilities
 
 
 def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.ndarray:
@@ -19,7 +19,9 @@ def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.n
     axis : int, default -1
         The axis that sums to one; it must have at least one entry.
     mask : array_like of bool, optional
-        Broadcastable to ``x``; True = keep. Masked entries get weight exactly 0.
+        Broadcastable to ``x``; True = keep. Masked entries get weight exactly 0. A mask of more
+        than two dimensions must have as many dimensions as ``x`` (no silent alignment of a
+        batch axis with another axis).
 
     Returns
     -------
@@ -34,31 +36,42 @@ def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.n
     no weight: softmax is invariant to adding a constant to every score.
     """
     x = as_float_array(x, "x", min_ndim=1)
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"axis must be an integer; got {axis!r}")
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"axis={axis} is out of range for x of shape {x.shape}")
+    axis = check_axis(axis, x, "x")
     if x.shape[axis] == 0:
         raise ValueError(
             f"x has no entries along axis={axis} (x shape {x.shape}): there is nothing to weigh"
         )
-    if np.isnan(x).any() or np.isposinf(x).any():
+    if not (x < np.inf).all():  # one pass: False exactly at NaN and +inf
         raise ValueError(
             f"x must not contain NaN or +inf (softmax is undefined there); got"
             f" {int(np.isnan(x).sum())} NaN and {int(np.isposinf(x).sum())} +inf entries"
             f" in x of shape {x.shape}. Use -inf or mask to give an entry zero weight."
         )
-    keep = np.isfinite(x)
     if mask is not None:
-        keep = keep & as_bool_mask(mask, x.shape, "mask", target="x")
-    row_max = np.max(np.where(keep, x, -np.inf), axis=axis, keepdims=True)
-    row_max = np.where(np.isfinite(row_max), row_max, 0)  # a row with nothing kept: shift by 0
-    # x - row_max <= 0 on kept entries; it can only overflow towards -inf (when x spans more
+        mask = as_bool_mask(mask, x.shape, "mask", target="x")
+    return _softmax_inplace(x.copy(), axis=axis, mask=mask)
+
+
+def _softmax_inplace(s: np.ndarray, axis: int = -1, mask: np.ndarray | None = None) -> np.ndarray:
+    """Softmax of ``s`` along ``axis``, computed in ``s`` itself (overwritten) and returned.
+
+    The private kernel behind :func:`softmax` and the attention functions, which check the
+    arguments first: ``s`` is a floating array the caller owns, with no NaN or ``+inf``
+    (``-inf`` means zero weight); ``mask`` is None or a boolean array that broadcasts to ``s``.
+    """
+    if mask is not None:
+        np.copyto(s, -np.inf, where=~mask)
+    row_max = s.max(axis=axis, keepdims=True)
+    row_max[~np.isfinite(row_max)] = 0  # a row with nothing kept (all -inf): shift by 0
+    # s - row_max <= 0 on kept entries; it can only overflow towards -inf (when s spans more
     # than the dtype's range), and exp(-inf) = 0 is then the right weight.
     with np.errstate(over="ignore"):
-        e = np.exp(np.where(keep, x - row_max, -np.inf))
-    total = e.sum(axis=axis, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+        s -= row_max
+    np.exp(s, out=s)
+    total = s.sum(axis=axis, keepdims=True)
+    total[total == 0] = 1  # a row with nothing kept is all zeros, and 0 / 1 keeps it so
+    s /= total
+    return s
 
 
 def softmax_jacobian(p: ArrayLike) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -208,3 +209,80 @@ def test_scores_too_large_for_the_dtype_raise_instead_of_warning() -> None:
     Q = np.full((2, 3), 1e20, dtype=np.float32)  # 3 * 1e40 overflows float32
     with pytest.raises(ValueError, match=r"overflowed in float32.*Q shape \(2, 3\)"):
         scaled_dot_product_attention(Q, Q, np.ones((2, 2), dtype=np.float32))
+
+
+def bare_numpy_attention(Q, K, V):
+    """The three-line numpy version the reference must agree with."""
+    s = Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    return w @ V, w
+
+
+@pytest.mark.parametrize(("dtype", "tol"), [(np.float32, 1e-6), (np.float64, 1e-14)])
+def test_matches_the_bare_numpy_three_liner_and_keeps_the_dtype(dtype, tol) -> None:
+    rng = np.random.default_rng(10)
+    Q, K, V = (rng.standard_normal((2, 64, 16)).astype(dtype) for _ in range(3))
+    out, w = scaled_dot_product_attention(Q, K, V)
+    out_bare, w_bare = bare_numpy_attention(Q, K, V)
+    assert out.dtype == w.dtype == dtype
+    np.testing.assert_allclose(w, w_bare, rtol=tol, atol=tol)
+    np.testing.assert_allclose(out, out_bare, rtol=tol, atol=tol)
+
+
+def test_inputs_are_not_modified() -> None:
+    Q, K, V = random_qkv(11)
+    copies = [a.copy() for a in (Q, K, V)]
+    mask = causal_mask(4)[1:]
+    scaled_dot_product_attention(Q, K, V, mask=mask)
+    for before, after in zip(copies, (Q, K, V)):
+        np.testing.assert_array_equal(after, before)
+    np.testing.assert_array_equal(mask, causal_mask(4)[1:])
+
+
+def test_finite_scores_are_fine_when_entries_are_huge_but_never_meet() -> None:
+    # the cheap bound on the scores, d_k * max|Q| * max|K| = 2 * 1e308 * 2, overflows, so the
+    # scores themselves are checked; but the huge entry only ever meets a zero: they are
+    # [[0, 0], [1, 2]], all finite
+    Q = np.array([[1e308, 0.0], [0.0, 1.0]])
+    K = np.array([[0.0, 1.0], [0.0, 2.0]])
+    V = np.array([[1.0], [3.0]])
+    out, w = scaled_dot_product_attention(Q, K, V, scale=1.0)
+    e = math.e
+    np.testing.assert_allclose(w, [[0.5, 0.5], [1 / (1 + e), e / (1 + e)]], rtol=1e-15)
+    np.testing.assert_allclose(out[0], [2.0], rtol=1e-15)
+
+
+def test_a_scale_that_overflows_the_scores_raises() -> None:
+    Q = np.ones((2, 3))
+    with pytest.raises(ValueError, match=r"overflowed in float64.*scale 1e\+308"):
+        scaled_dot_product_attention(Q, Q, np.ones((2, 1)), scale=1e308)
+
+
+def test_a_fraction_scale_is_the_same_as_its_float() -> None:
+    Q, K, V = random_qkv(12)
+    out, w = scaled_dot_product_attention(Q, K, V, scale=Fraction(1, 2))
+    out_f, w_f = scaled_dot_product_attention(Q, K, V, scale=0.5)
+    np.testing.assert_array_equal(w, w_f)
+    np.testing.assert_array_equal(out, out_f)
+
+
+def test_a_padding_mask_with_a_head_axis_masks_each_sequence_in_every_head() -> None:
+    # per-head scores (B, H, T, T) with B == H == 2: the mask needs the shape (B, 1, 1, T)
+    rng = np.random.default_rng(13)
+    Q, K, V = (rng.normal(size=(2, 2, 3, 4)) for _ in range(3))
+    out, w = scaled_dot_product_attention(Q, K, V, mask=padding_mask([3, 1], 3)[:, None])
+    for b, length in enumerate([3, 1]):
+        for h in range(2):
+            out_bh, w_bh = scaled_dot_product_attention(Q[b, h], K[b, h, :length], V[b, h, :length])
+            np.testing.assert_allclose(w[b, h, :, :length], w_bh, rtol=1e-14)
+            np.testing.assert_array_equal(w[b, h, :, length:], 0.0)
+            np.testing.assert_allclose(out[b, h], out_bh, rtol=1e-14)
+
+
+def test_a_padding_mask_without_its_head_axis_is_refused_even_when_batch_equals_heads() -> None:
+    # (B, 1, T) against (B, H, T, T) would broadcast B against H: silently wrong when B == H
+    rng = np.random.default_rng(14)
+    Q, K, V = (rng.normal(size=(2, 2, 3, 4)) for _ in range(3))
+    with pytest.raises(ValueError, match=r"mask of shape \(2, 1, 3\) has batch dimensions"):
+        scaled_dot_product_attention(Q, K, V, mask=padding_mask([3, 1], 3))

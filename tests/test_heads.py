@@ -164,3 +164,25 @@ def test_batched_padding_mask_is_applied_per_sequence() -> None:
     np.testing.assert_array_equal(w[1, :, :, 3:], 0.0)
     out_short, _ = multi_head_attention(X[1, :3], W_q, W_k, W_v, W_o, 4)
     np.testing.assert_allclose(out[1, :3], out_short, rtol=1e-12, atol=1e-12)
+
+
+def test_writing_to_split_heads_output_leaves_the_input_unchanged() -> None:
+    x = np.arange(12.0).reshape(2, 6)
+    heads = split_heads(x, 3)
+    heads[...] = -1.0
+    np.testing.assert_array_equal(x, np.arange(12.0).reshape(2, 6))
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 2), (3, 1, 2), (2, 3, 2)])
+def test_writing_to_merge_heads_output_leaves_the_input_unchanged(shape) -> None:
+    # one head, or one token, is where a reshape alone would return a view
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    merged = merge_heads(x)
+    merged[...] = -1.0
+    np.testing.assert_array_equal(x, np.arange(float(np.prod(shape))).reshape(shape))
+
+
+def test_a_projection_too_large_for_the_dtype_raises() -> None:
+    X, W_q, W_k, W_v, W_o = random_weights(5)
+    with pytest.raises(ValueError, match=r"X @ W_k overflowed in float64"):
+        multi_head_attention(X * 1e200, W_q, W_k * 1e200, W_v, W_o, 4)

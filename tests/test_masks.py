@@ -55,3 +55,10 @@ def test_padding_mask_broadcasts_over_queries() -> None:
 
 def test_padding_mask_accepts_a_numpy_integer_array() -> None:
     np.testing.assert_array_equal(padding_mask(np.array([1], dtype=np.uint8), 2), [[[True, False]]])
+
+
+def test_padding_mask_with_a_head_axis_broadcasts_over_heads_and_queries() -> None:
+    scores = np.zeros((2, 3, 4, 4))  # (B, H, T_q, T_k)
+    keep = np.broadcast_to(padding_mask([4, 2], 4)[:, None], scores.shape)
+    np.testing.assert_array_equal(keep[1], [[[True, True, False, False]] * 4] * 3)
+    np.testing.assert_array_equal(keep[0], True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -90,3 +90,35 @@ def test_wider_scores_saturate_lower_entropy_and_smaller_gradient() -> None:
     large = softmax(np.array([8.0, 16.0, 24.0]))
     assert entropy(large) < entropy(small)
     assert softmax_jacobian_norm(large) < 1e-3 < softmax_jacobian_norm(small)
+
+
+def test_entropy_rejects_a_float32_row_of_1000_entries_summing_to_1_3() -> None:
+    # ln 1000 = 6.91; such a row would give 7.26, more than any distribution of 1000 entries
+    p = np.full(1000, 1.3 / 1000, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"sum to 1.*1\.3"):
+        entropy(p)
+
+
+def test_entropy_rejects_a_long_float32_row_off_by_one_in_a_thousand() -> None:
+    p = np.full(3000, 1.001 / 3000, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"sum to 1"):
+        entropy(p)
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(
+    st.sampled_from([np.float32, np.float64]),
+    st.integers(1, 3000),
+    st.floats(0.01, 100),
+    st.integers(0, 2**32 - 1),
+)
+def test_entropy_accepts_every_softmax_output(dtype, n, spread, seed) -> None:
+    x = (np.random.default_rng(seed).standard_normal((3, n)) * spread).astype(dtype)
+    h = entropy(softmax(x))
+    assert h.shape == (3,) and np.all(h <= np.log(n) + 1e-5)
+
+
+@pytest.mark.parametrize("axis", [True, 1.0, "0"])
+def test_entropy_rejects_an_axis_that_is_not_an_integer(axis) -> None:
+    with pytest.raises(TypeError, match=r"axis must be an integer"):
+        entropy([[0.5, 0.5]], axis=axis)

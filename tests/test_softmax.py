@@ -182,3 +182,18 @@ def test_jacobian_of_a_one_hot_row_is_zero() -> None:
 def test_jacobian_keeps_float32() -> None:
     p = softmax(np.array([1.0, 2.0, 3.0], dtype=np.float32))
     assert softmax_jacobian(p).dtype == np.float32
+
+
+def test_the_input_is_not_modified() -> None:
+    x = np.array([[3.0, 1.0, -np.inf], [0.0, 2.0, 1.0]])
+    before = x.copy()
+    softmax(x, mask=np.array([True, False, True]))
+    np.testing.assert_array_equal(x, before)
+
+
+def test_a_mask_with_batch_dimensions_needs_one_per_dimension_of_x() -> None:
+    # a (B, 1, n) mask against x of shape (B, H, T, n) would pair B with H
+    x = np.zeros((2, 2, 3, 4))
+    with pytest.raises(ValueError, match=r"mask of shape \(2, 1, 4\) has batch dimensions"):
+        softmax(x, mask=np.ones((2, 1, 4), dtype=bool))
+    assert softmax(x, mask=np.ones((2, 1, 1, 4), dtype=bool)).shape == x.shape

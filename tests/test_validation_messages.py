@@ -6,6 +6,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -22,6 +24,7 @@ from attnlib import (
     tiled_attention,
 )
 from attnlib.heatmap import attention_heatmap
+from attnlib.saturation import entropy
 
 Q4, K4, V4 = np.ones((4, 4)), np.ones((4, 4)), np.ones((4, 2))
 EYE4 = np.eye(4)
@@ -80,6 +83,31 @@ CASES = {
     "scale negative": (sdpa(scale=-1), ValueError, r"scale=-1"),
     "scale nan": (sdpa(scale=float("nan")), ValueError, r"scale=nan"),
     "scale not a number": (sdpa(scale="2"), TypeError, r"scale must be a real number.*'2'"),
+    "scale too large for a float": (
+        sdpa(scale=10**400),
+        ValueError,
+        r"scale must be a finite number > 0.*got scale=1000.*\(401 characters\) \(too large",
+    ),
+    "scale rounding to zero": (
+        sdpa(scale=Fraction(1, 10**400)),
+        ValueError,
+        r"scale must be a finite number > 0.*rounds to 0.0 as a float",
+    ),
+    "Q timedelta": (
+        sdpa(Q=np.ones((4, 4), "m8[s]")),
+        TypeError,
+        r"Q must be a real numeric array.*dtype timedelta64\[s\]",
+    ),
+    "padding mask without its head axis": (
+        sdpa(
+            Q=np.ones((2, 2, 4, 4)),
+            K=np.ones((2, 2, 4, 4)),
+            V=np.ones((2, 2, 4, 2)),
+            mask=padding_mask([4, 2], 4),
+        ),
+        ValueError,
+        r"mask of shape \(2, 1, 4\) has batch dimensions.*e\.g\. mask\[:, None, \.\.\.\]",
+    ),
     "Q 1-D": (
         sdpa(Q=np.ones(4)),
         ValueError,
@@ -169,6 +197,21 @@ CASES = {
         TypeError,
         r"axis must be an integer; got 1.0",
     ),
+    "softmax axis bool": (
+        lambda: softmax([[1.0]], axis=True),
+        TypeError,
+        r"axis must be an integer; got True",
+    ),
+    "softmax timedelta": (
+        lambda: softmax(np.array([1, 2], "m8[s]")),
+        TypeError,
+        r"x must be a real numeric array.*timedelta64",
+    ),
+    "entropy axis float": (
+        lambda: entropy([[0.5, 0.5]], axis=1.0),
+        TypeError,
+        r"axis must be an integer; got 1.0 of type float \(for p of shape \(1, 2\)\)",
+    ),
     "softmax empty axis": (
         lambda: softmax(np.ones((2, 0))),
         ValueError,
@@ -215,6 +258,11 @@ CASES = {
         ValueError,
         r"lengths must be 1-D.*shape \(1, 2\)",
     ),
+    "padding empty batch": (
+        lambda: padding_mask([], 3),
+        ValueError,
+        r"lengths is empty: a batch needs at least one sequence",
+    ),
     "padding T zero": (lambda: padding_mask([0], 0), ValueError, r"T must be >= 1; got T=0"),
     # heads
     "split n_heads not dividing": (
@@ -241,6 +289,16 @@ CASES = {
         mha(n_heads=3),
         ValueError,
         r"n_heads=3 does not divide the query width 4 \(W_q shape \(4, 4\)",
+    ),
+    "mha X without rows": (
+        mha(X=np.ones((0, 4))),
+        ValueError,
+        r"X must hold at least one token \(one row\); got X shape \(0, 4\)",
+    ),
+    "mha W_q without columns": (
+        mha(W_q=np.ones((4, 0))),
+        ValueError,
+        r"n_heads=2 does not divide the query width 0 \(W_q shape \(4, 0\).*d_head >= 1",
     ),
     "mha n_heads not a multiple of n_kv_heads": (
         mha(n_heads=4, n_kv_heads=3),
@@ -318,6 +376,21 @@ CASES = {
         lambda: sample_dot_products(4, 10, RNG, sigma_k="1"),
         TypeError,
         r"sigma_k must be a real number",
+    ),
+    "sigma product overflows": (
+        lambda: sample_dot_products(4, 10, RNG, sigma_q=1e200, sigma_k=1e200),
+        ValueError,
+        r"sigma_q \* sigma_k = 1e\+200 \* 1e\+200 is inf in float64",
+    ),
+    "sigma too large for a float": (
+        lambda: sample_dot_products(4, 10, RNG, sigma_q=10**400),
+        ValueError,
+        r"sigma_q must be a finite number > 0; got sigma_q=1000.*too large for a float",
+    ),
+    "workers zero": (
+        lambda: sample_dot_products(4, 10, RNG, workers=0),
+        ValueError,
+        r"workers must be >= 1; got workers=0",
     ),
     # attention_heatmap
     "heatmap 1-D": (
