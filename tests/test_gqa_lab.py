@@ -52,7 +52,7 @@ def test_default_state_is_a_32_layer_gqa_model_with_a_1_gib_cache(lab) -> None:
     assert lab.last_error is None
     assert lab.state["kind"] == "GQA" and lab.state["group"] == 4
     assert lab.state["bytes_total"]["this"] == 2**30
-    assert lab.view["detail"].get_text().endswith("= 1 GiB")
+    assert lab.caption.value.endswith("x 8,192 tokens = 1 GiB")
 
 
 def test_kv_heads_slider_offers_exactly_the_divisors_of_n_heads(lab) -> None:
@@ -99,7 +99,7 @@ def test_n_kv_heads_control_regroups_the_links(lab) -> None:
 def test_heading_names_the_kind_of_attention(lab, n_kv_heads, kind) -> None:
     lab.controls["n_kv_heads"].value = n_kv_heads
     assert lab.state["kind"] == kind
-    assert lab.view["heading"].get_text().startswith(f"{kind}:")
+    assert lab.caption.value.startswith(f"{kind}:")
 
 
 def test_n_tokens_control_scales_every_bar(lab) -> None:
@@ -110,6 +110,15 @@ def test_n_tokens_control_scales_every_bar(lab) -> None:
         assert after[name] == pytest.approx(4 * before[name])
 
 
+def test_caption_spells_out_the_cache_arithmetic(lab) -> None:
+    lab.controls["n_kv_heads"].value = 2
+    assert lab.caption.value == (
+        "GQA: 32 query heads share 2 K/V heads, 16 query heads per K/V head<br>"
+        "KV cache = 2 (K and V) x 32 layers x 2 K/V heads x d_head 128 x 2 bytes"
+        " = 32 KiB per token; x 8,192 tokens = 256 MiB"
+    )
+
+
 def test_bars_show_mha_this_model_and_mqa_caches(lab) -> None:
     lab.controls["n_kv_heads"].value = 4
     widths = bar_widths(lab)
@@ -118,7 +127,8 @@ def test_bars_show_mha_this_model_and_mqa_caches(lab) -> None:
         for name, n_kv in (("MHA", 32), ("this", 4), ("MQA", 1))
     }
     assert widths == pytest.approx(expected)
-    assert lab.view["sizes"]["this"].get_text() == format_bytes(expected["this"]) == "512 MiB"
+    assert lab.view["sizes"].texts == [format_bytes(expected[name]) for name in expected]
+    assert lab.view["sizes"].texts[1] == "512 MiB"
 
 
 def test_an_error_in_the_update_is_shown_not_swallowed(lab, monkeypatch) -> None:

@@ -10,7 +10,9 @@ moves, its options are recomputed (keeping the current value when it still divid
 largest divisor below it), within the same update, so the picture is drawn once per move.
 
 The numbers come from :func:`gqa_numbers`, a plain function; :func:`update_gqa_view` puts them
-on the figure's artists in place. Both run without a browser, which is how the tests drive the
+on the figure's artists in place, and :func:`gqa_caption` writes the two lines of text above the
+picture (text in the page, not in the picture, so that no glyph is rendered per frame). All run
+without a browser, which is how the tests drive the
 lab. The live figure is the shared machinery of :mod:`attnlib.widgets.live`.
 """
 
@@ -28,7 +30,7 @@ from numpy.typing import DTypeLike
 from .._validation import check_int
 from ..head_sharing import attention_kind, group_colors, kv_head_index, sharing_layout
 from ..kv_cache import kv_cache_bytes
-from .live import Lab, slider_style
+from .live import Lab, TextLabels, slider_style
 
 __all__ = [
     "HEAD_COUNTS",
@@ -36,6 +38,7 @@ __all__ = [
     "TOKEN_COUNTS",
     "divisors",
     "format_bytes",
+    "gqa_caption",
     "gqa_lab",
     "gqa_numbers",
     "update_gqa_view",
@@ -119,7 +122,7 @@ def gqa_numbers(
 
 def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
     """Build both panels once; return the artists an update changes."""
-    ax_map = figure.add_axes((0.13, 0.47, 0.85, 0.36))
+    ax_map = figure.add_axes((0.13, 0.55, 0.85, 0.43))
     ax_map.set_xlim(0, 1)
     ax_map.set_ylim(-0.4, 1.4)
     ax_map.set_axis_off()
@@ -130,7 +133,7 @@ def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
     queries = ax_map.scatter([], [], edgecolors="black", linewidths=0.6, zorder=2)
     kv_heads = ax_map.scatter([], [], marker="s", edgecolors="black", linewidths=0.6, zorder=2)
 
-    ax_mem = figure.add_axes((0.31, 0.1, 0.5, 0.28))
+    ax_mem = figure.add_axes((0.31, 0.13, 0.5, 0.33))
     ax_mem.set_xscale("log", base=2)
     ax_mem.set_xlim(_X_MIN, _X_MAX)
     ax_mem.set_ylim(-0.6, 2.6)
@@ -154,21 +157,15 @@ def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
         f" {MODEL['dtype']}, batch 1",
         fontsize=9.5,
     )
-    sizes = {name: ax_mem.text(_X_MIN, y[name], "", va="center", fontsize=9) for name in _ROWS}
-
-    heading = figure.text(0.5, 0.97, " ", ha="center", va="top", fontsize=11)
-    detail = figure.text(0.5, 0.905, " ", ha="center", va="top", fontsize=9.5, color="dimgray")
+    sizes = TextLabels(ax_mem, len(_ROWS), fontsize=9, ha="left")
     view = {
         "links": links,
         "queries": queries,
         "kv_heads": kv_heads,
         "bars": bars,
         "sizes": sizes,
-        "heading": heading,
-        "detail": detail,
     }
-    animated = [links, queries, kv_heads, *bars.values(), *sizes.values()]
-    return view, [*animated, heading, detail]
+    return view, [links, queries, kv_heads, *bars.values(), sizes.collection]
 
 
 def update_gqa_view(
@@ -179,7 +176,8 @@ def update_gqa_view(
     Returns
     -------
     dict
-        :func:`gqa_numbers` of the values, plus the ``heading`` and ``detail`` lines shown.
+        :func:`gqa_numbers` of the values, plus the caption's two lines, ``heading`` and
+        ``detail``.
     """
     state = gqa_numbers(n_heads, n_kv_heads, n_tokens)
     query_xy, kv_xy, segments = sharing_layout(n_heads, n_kv_heads)
@@ -194,11 +192,14 @@ def update_gqa_view(
     view["kv_heads"].set_facecolors(colors)
     view["kv_heads"].set_sizes([size * 1.4])
 
-    for name in _ROWS:
-        total = state["bytes_total"][name]
+    totals = [state["bytes_total"][name] for name in _ROWS]
+    for name, total in zip(_ROWS, totals):
         view["bars"][name].set_width(total - _X_MIN)
-        view["sizes"][name].set_position((total * 1.15, view["bars"][name].get_y() + 0.31))
-        view["sizes"][name].set_text(format_bytes(total))
+    centres = [bar.get_y() + bar.get_height() / 2 for bar in view["bars"].values()]
+    view["sizes"].set(
+        [format_bytes(total) for total in totals],
+        [(total * 1.15, y - 0.11) for total, y in zip(totals, centres)],
+    )
 
     group = state["group"]
     if state["kind"] == "MHA":
@@ -206,15 +207,23 @@ def update_gqa_view(
     elif state["kind"] == "MQA":
         heading = f"MQA: all {n_heads} query heads share one K and V"
     else:
-        heading = f"GQA: {n_heads} query heads, {n_kv_heads} K/V heads, {group} per K/V head"
+        heading = (
+            f"GQA: {n_heads} query heads share {n_kv_heads} K/V heads,"
+            f" {group} query heads per K/V head"
+        )
     per_token = state["bytes_per_token"]["this"]
+    bytes_per_number = np.dtype(state["dtype"]).itemsize
     detail = (
-        f"this model: {format_bytes(per_token)} per token x {n_tokens:,} tokens"
-        f" = {format_bytes(per_token * n_tokens)}"
+        f"KV cache = 2 (K and V) x {state['n_layers']} layers x {n_kv_heads} K/V heads x"
+        f" d_head {state['d_head']} x {bytes_per_number} bytes = {format_bytes(per_token)} per"
+        f" token; x {n_tokens:,} tokens = {format_bytes(per_token * n_tokens)}"
     )
-    view["heading"].set_text(heading)
-    view["detail"].set_text(detail)
     return {**state, "heading": heading, "detail": detail}
+
+
+def gqa_caption(state: dict[str, Any]) -> str:
+    """The two lines above the lab's picture: what shares what, and the cache's arithmetic."""
+    return f"{state['heading']}\n{state['detail']}"
 
 
 class _GroupedQueryLab(Lab):
@@ -257,7 +266,8 @@ def gqa_lab(n_heads: int = 32, n_kv_heads: int = 8, n_tokens: int = 8192) -> Lab
     -------
     attnlib.widgets.live.Lab
         An ipywidgets VBox: controls ``n_heads``, ``n_kv_heads``, ``n_tokens``; ``lab.state``
-        holds the numbers on show (see :func:`update_gqa_view`).
+        holds the numbers on show (see :func:`update_gqa_view`), ``lab.caption`` their two
+        lines of text.
     """
     n_heads = check_int(n_heads, "n_heads")
     if n_heads not in HEAD_COUNTS:
@@ -295,7 +305,8 @@ def gqa_lab(n_heads: int = 32, n_kv_heads: int = 8, n_tokens: int = 8192) -> Lab
         controls,
         _make_view,
         update_gqa_view,
-        figsize=(10.5, 4.4),
+        figsize=(10.5, 3.7),
         dpi=80,
         title="Grouped-query lab: which heads share K and V, and what the KV cache costs",
+        caption=gqa_caption,
     )

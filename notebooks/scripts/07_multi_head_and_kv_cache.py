@@ -600,10 +600,11 @@ print(
 #
 # Drag the number of **query heads** and of **K/V heads** (the slider offers only the divisors
 # of the number of query heads, and follows it when it changes) and the **context length**.
-# Top: which query heads share which K/V head, one colour per group. Bottom: the KV cache of
-# the whole model (32 layers, $d_{head} = 128$, float16, batch 1) for your choice, and for the
-# MHA and MQA versions with the same query heads, on a log scale; the dashed line marks 80 GB,
-# the memory of one large accelerator.
+# Two lines above the picture name the kind of attention and spell out the cache's arithmetic.
+# In the picture, top: which query heads share which K/V head, one colour per group; bottom:
+# the KV cache of the whole model (32 layers, $d_{head} = 128$, float16, batch 1) for your
+# choice, and for the MHA and MQA versions with the same query heads, on a log scale; the
+# dashed line marks 80 GB, the memory of one large accelerator.
 #
 # Things to try: set 64 query heads and 131,072 tokens: where is MHA's cache compared with the
 # dashed line, and what do 32, 8 and 1 K/V heads give? With 12 query heads, which K/V head
