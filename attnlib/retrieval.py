@@ -107,10 +107,11 @@ def train_retrieval(
     Returns
     -------
     dict
-        ``loss``, ``accuracy`` and ``score_grad_norm`` (the Frobenius norm of
-        :math:`\partial L/\partial S`, the gradient reaching the softmax's input), each of shape
-        (steps + 1,): entry ``t`` is measured after ``t`` updates. ``W_Q`` and ``W_K``: the
-        trained projections. With ``keep_weights``, ``weights`` of shape (steps + 1, n, n).
+        ``loss`` and ``accuracy`` of shape (steps + 1,), and ``score_grad`` of shape
+        (steps + 1, n): for each query :math:`i` the norm :math:`\|\partial L/\partial s_i\|` of
+        the gradient reaching its row of scores (the softmax's input). Entry ``t`` is measured
+        after ``t`` updates. ``W_Q`` and ``W_K``: the trained projections. With
+        ``keep_weights``, ``weights`` of shape (steps + 1, n, n).
 
     Raises
     ------
@@ -128,7 +129,8 @@ def train_retrieval(
 
     n = X_q.shape[0]
     W_Q, W_K = W_Q.copy(), W_K.copy()
-    history = {key: np.empty(steps + 1) for key in ("loss", "accuracy", "score_grad_norm")}
+    history = {"loss": np.empty(steps + 1), "accuracy": np.empty(steps + 1)}
+    history["score_grad"] = np.empty((steps + 1, n))
     weights = np.empty((steps + 1, n, n)) if keep_weights else None
     diagonal = np.arange(n)
     for t in range(steps + 1):
@@ -154,7 +156,7 @@ def train_retrieval(
             dS[diagonal, diagonal] -= 1.0
             dS /= n
         history["accuracy"][t] = np.mean(P.argmax(axis=1) == diagonal)
-        history["score_grad_norm"][t] = np.linalg.norm(dS)
+        history["score_grad"][t] = np.sqrt(np.sum(dS * dS, axis=1))
         if weights is not None:
             weights[t] = P
         if t < steps:

@@ -1,0 +1,239 @@
+r"""The gradient lab: scrub through training runs of a retrieval head, scaled and unscaled.
+
+When the lab is built it trains the head of :mod:`attnlib.retrieval` (16 queries that must each
+find their key among 16 and fetch its value; loss on the fetched values) once for every
+:math:`d_k` in :data:`D_K_OPTIONS`, with and without :math:`1/\sqrt{d_k}`, from the same
+initialisation and with the same step size, and keeps every step. The controls then only look
+things up: :math:`d_k`, the scale on/off, and the training step.
+
+Left, the loss of both runs; middle, the gradient reaching the scores of the median query,
+:math:`\mathrm{median}_i \|\partial L/\partial s_i\|` (log scale); right, the attention weights
+of all queries at the chosen step, the key each query should find outlined in red.
+:func:`gradient_state` computes what is shown (a plain function, no widgets); tests drive it and
+the lab without a browser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from .._validation import check_int
+from ..retrieval import retrieval_problem, train_retrieval
+from .live import Lab, slider_style
+
+__all__ = ["D_K_OPTIONS", "LAB_LR", "LAB_STEPS", "gradient_lab", "gradient_state", "training_runs"]
+
+#: The d_k slider's positions.
+D_K_OPTIONS: tuple[int, ...] = (4, 16, 64, 256)
+#: The step size of every run in the lab.
+LAB_LR = 0.03
+#: The number of training steps of every run.
+LAB_STEPS = 150
+#: The gradient axis starts here; smaller norms are drawn on its floor.
+_GRAD_FLOOR = 1e-12
+
+
+def training_runs(
+    d_ks: tuple[int, ...] = D_K_OPTIONS, lr: float = LAB_LR, steps: int = LAB_STEPS, seed: int = 9
+) -> dict[tuple[int, bool], dict[str, np.ndarray]]:
+    """Train the retrieval head for every ``d_k``, scaled and unscaled (about 0.2 s in all).
+
+    Parameters
+    ----------
+    d_ks : tuple of int
+        Key dimensions; each gets the task ``retrieval_problem(d_k, seed=seed)``.
+    lr : float
+        Step size, the same for every run.
+    steps : int
+        Training steps per run.
+    seed : int
+        Seed of the task and of the starting projections (shared by the scaled and unscaled run).
+
+    Returns
+    -------
+    dict
+        ``runs[d_k, scaled]`` is the history of :func:`attnlib.retrieval.train_retrieval` with
+        ``keep_weights=True``: ``loss`` and ``accuracy`` of shape (steps + 1,), ``score_grad`` of
+        shape (steps + 1, 16) and ``weights`` of shape (steps + 1, 16, 16).
+    """
+    runs = {}
+    for d_k in d_ks:
+        problem = retrieval_problem(d_k=d_k, seed=seed)
+        for scaled in (True, False):
+            runs[d_k, scaled] = train_retrieval(
+                problem, scale=None if scaled else 1.0, lr=lr, steps=steps, keep_weights=True
+            )
+    return runs
+
+
+def gradient_state(
+    runs: dict[tuple[int, bool], dict[str, np.ndarray]], d_k: int, scaled: bool, step: int
+) -> dict[str, Any]:
+    r"""Everything the lab shows for one setting of its controls (a plain function, no widgets).
+
+    Parameters
+    ----------
+    runs : dict
+        From :func:`training_runs`.
+    d_k : int
+        A key dimension present in ``runs``.
+    scaled : bool
+        Show the run with the :math:`1/\sqrt{d_k}` scale (True) or without it.
+    step : int
+        Training step, ``0 <= step <= steps``.
+
+    Returns
+    -------
+    dict
+        ``weights`` (n, n), the attention weights at ``step``; ``loss``, ``accuracy``,
+        ``found`` (how many queries put their largest weight on their own key) and ``grad``
+        (the median over queries of :math:`\|\partial L/\partial s_i\|`) at ``step``;
+        ``curves``: ``loss_scaled``, ``loss_unscaled``, ``grad_scaled``, ``grad_unscaled`` of
+        shape (steps + 1,) for this ``d_k``.
+    """
+    if not isinstance(scaled, (bool, np.bool_)):
+        raise TypeError(f"scaled must be True or False; got {scaled!r}")
+    d_ks = sorted({key[0] for key in runs})
+    if (d_k, bool(scaled)) not in runs:
+        raise ValueError(f"d_k must be one of the trained key dimensions {d_ks}; got d_k={d_k!r}")
+    run = runs[d_k, bool(scaled)]
+    n_steps = len(run["loss"]) - 1
+    step = check_int(step, "step", minimum=0)
+    if step > n_steps:
+        raise ValueError(
+            f"step must be in [0, {n_steps}] (the runs have {n_steps} steps); got {step}"
+        )
+    weights = run["weights"][step]
+    return {
+        "weights": weights,
+        "loss": float(run["loss"][step]),
+        "accuracy": float(run["accuracy"][step]),
+        "found": int(np.sum(weights.argmax(axis=1) == np.arange(len(weights)))),
+        "grad": float(np.median(run["score_grad"][step])),
+        "curves": {
+            "loss_scaled": runs[d_k, True]["loss"],
+            "loss_unscaled": runs[d_k, False]["loss"],
+            "grad_scaled": np.median(runs[d_k, True]["score_grad"], axis=1),
+            "grad_unscaled": np.median(runs[d_k, False]["score_grad"], axis=1),
+        },
+    }
+
+
+def _make_view(runs: dict, n_steps: int):
+    n = next(iter(runs.values()))["weights"].shape[-1]
+    loss_top = 1.05 * max(float(run["loss"].max()) for run in runs.values())
+    grad_top = 2.0 * max(float(np.median(run["score_grad"], axis=1).max()) for run in runs.values())
+
+    def make_view(fig: Figure):
+        ax_loss, ax_grad, ax_w = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.15, 1.15, 0.8]})
+        fig.subplots_adjust(left=0.055, right=0.985, bottom=0.16, top=0.80, wspace=0.3)
+        steps = np.arange(n_steps + 1)
+        lines = {}
+        for ax, key, title in (
+            (ax_loss, "loss", "loss"),
+            (ax_grad, "grad", "gradient reaching the scores (median query)"),
+        ):
+            ax.set_xlim(0, n_steps)
+            ax.set_xlabel("training step")
+            ax.set_title(title, fontsize=10)
+            (scaled_line,) = ax.plot(steps, np.ones(n_steps + 1), color="tab:blue", label="scaled")
+            (raw_line,) = ax.plot(
+                steps, np.ones(n_steps + 1), "--", color="tab:orange", label="unscaled"
+            )
+            (marker,) = ax.plot([0], [1], "o", ms=9, mfc="none", mec="black", mew=1.5)
+            cursor = ax.axvline(0, color="0.5", lw=0.8)
+            lines[key] = (scaled_line, raw_line, marker, cursor)
+        ax_loss.set_ylim(0, loss_top)
+        ax_grad.set_yscale("log")
+        ax_grad.set_ylim(_GRAD_FLOOR, grad_top)
+        ax_loss.legend(loc="center right", fontsize=8, frameon=False)
+
+        image = ax_w.imshow(np.zeros((n, n)), cmap="Blues", vmin=0, vmax=1, aspect="equal")
+        # the key each query should find; animated so that it is drawn over the image
+        (targets,) = ax_w.plot(range(n), range(n), "s", ms=5, mfc="none", mec="tab:red", mew=0.8)
+        ax_w.set_xticks([0, n - 1])
+        ax_w.set_yticks([0, n - 1])
+        ax_w.set_xlabel("key")
+        ax_w.set_ylabel("query")
+        ax_w.set_title("weights at this step", fontsize=10)
+        readout = fig.text(0.01, 0.92, " ", fontsize=10, family="monospace", va="bottom")
+        view = {"lines": lines, "image": image, "readout": readout}
+        animated = [image, targets, readout, *(a for group in lines.values() for a in group)]
+        return view, animated
+
+    return make_view
+
+
+def _update_view(runs: dict):
+    def update_view(view: dict, *, d_k: int, scaled: bool, step: int) -> dict[str, Any]:
+        state = gradient_state(runs, d_k, scaled, step)
+        curves = state["curves"]
+        kind = "scaled" if scaled else "unscaled"
+        for key in ("loss", "grad"):
+            scaled_line, raw_line, marker, cursor = view["lines"][key]
+            low = _GRAD_FLOOR if key == "grad" else -np.inf
+            scaled_line.set_ydata(np.maximum(curves[f"{key}_scaled"], low))
+            raw_line.set_ydata(np.maximum(curves[f"{key}_unscaled"], low))
+            marker.set_data([step], [max(state[key], low)])
+            marker.set_markeredgecolor("tab:blue" if scaled else "tab:orange")
+            cursor.set_xdata([step, step])
+        view["image"].set_data(state["weights"])
+        n = len(state["weights"])
+        view["readout"].set_text(
+            f"d_k = {d_k:<3d} {kind:<8}  step {step:3d}:  loss {state['loss']:6.3f}"
+            f"   found {state['found']:2d} of {n} keys   median |dL/ds_i| = {state['grad']:.1e}"
+        )
+        return state
+
+    return update_view
+
+
+def gradient_lab(d_k: int = 256, scaled: bool = False, step: int = 0, seed: int = 9) -> Lab:
+    r"""A live lab: pick :math:`d_k`, the scale on/off and a training step of the retrieval head.
+
+    Parameters
+    ----------
+    d_k : int, default 256
+        Starting key dimension; one of :data:`D_K_OPTIONS`.
+    scaled : bool, default False
+        Start with the run that divides the scores by :math:`\sqrt{d_k}`.
+    step : int, default 0
+        Starting training step, ``0 <= step <= LAB_STEPS``.
+    seed : int, default 9
+        Seed of the task and the starting projections (see :func:`training_runs`).
+
+    Returns
+    -------
+    Lab
+        Controls ``d_k`` (SelectionSlider), ``scaled`` (Checkbox) and ``step`` (IntSlider) above
+        the figure; ``lab.state`` holds the numbers shown (see :func:`gradient_state`).
+    """
+    if d_k not in D_K_OPTIONS:
+        raise ValueError(f"d_k must be one of {D_K_OPTIONS}; got d_k={d_k!r}")
+    step = check_int(step, "step", minimum=0)
+    if step > LAB_STEPS:
+        raise ValueError(f"step must be in [0, {LAB_STEPS}]; got step={step}")
+    runs = training_runs(seed=seed)
+    controls = {
+        "d_k": widgets.SelectionSlider(
+            options=D_K_OPTIONS, value=d_k, description="d_k", style=slider_style()
+        ),
+        "scaled": widgets.Checkbox(
+            value=bool(scaled), description="divide scores by √d_k", style=slider_style()
+        ),
+        "step": widgets.IntSlider(
+            value=step, min=0, max=LAB_STEPS, description="training step", style=slider_style()
+        ),
+    }
+    return Lab(
+        controls,
+        _make_view(runs, LAB_STEPS),
+        _update_view(runs),
+        figsize=(10.5, 3.2),
+        dpi=80,
+        title=f"Training a retrieval head (step size {LAB_LR}): scrub through the runs",
+    )
