@@ -4,21 +4,25 @@
 
 "Bare numpy" is what a student would write, with no checks at all::
 
-    s = Q @ K.swapaxes(-1, -2) / np.sqrt(d)
+    s = Q @ K.swapaxes(-1, -2) / math.sqrt(d)
     w = np.exp(s - s.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)
     out = w @ V
 
-(with a mask: ``s = np.where(mask, s, -np.inf)`` before the softmax). The two are timed
-alternately, bare first in even repeats and attnlib first in odd ones, so both see the same load
-on a shared machine; the figure is the median over repeats of the per-repeat ratio
-attnlib / bare. Must: within 1.1x at T = 512 and T = 2048, d = 64, float32 and float64.
-Each row also checks that both return the same output and weights.
+(with a mask: ``s = np.where(mask, s, -np.inf)`` before the softmax). ``math.sqrt``, a Python
+float, keeps float32 in float32; ``np.sqrt(d)`` is a float64 scalar, which under NumPy 2's
+promotion rules turns float32 scores into float64 (slower, and not a fair baseline).
+
+The two are timed alternately, bare first in even repeats and attnlib first in odd ones, so
+both see the same load on a shared machine; the figure is the median over repeats of the
+per-repeat ratio attnlib / bare. Must: within 1.1x at T = 512 and T = 2048, d = 64, float32
+and float64. Each row also checks that both return the same output and weights.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -32,7 +36,7 @@ D = 64
 
 def bare_attention(Q, K, V, mask=None):
     """The three-line numpy attention (plus one line for a mask), no checks."""
-    s = Q @ K.swapaxes(-1, -2) / np.sqrt(Q.shape[-1])
+    s = Q @ K.swapaxes(-1, -2) / math.sqrt(Q.shape[-1])
     if mask is not None:
         s = np.where(mask, s, -np.inf)
     w = np.exp(s - s.max(-1, keepdims=True))
@@ -59,7 +63,7 @@ def measure(T: int, dtype: type, masked: bool, repeats: int) -> dict[str, float]
 
     out, w = ours()
     out_bare, w_bare = bare()
-    assert out.dtype == w.dtype == np.dtype(dtype), "attnlib changed the dtype"
+    assert out.dtype == w.dtype == out_bare.dtype == w_bare.dtype == np.dtype(dtype)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(w, w_bare, rtol=tol, atol=tol)
     np.testing.assert_allclose(out, out_bare, rtol=tol, atol=tol)
