@@ -27,6 +27,11 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Screenshots of the lab controls at each checked width (git-ignored; look at them after a run).
+ARTIFACTS = ROOT / "artifacts" / "browser"
+#: Browser window widths at which the controls must read cleanly: a laptop with the file
+#: browser open, and a full-HD projector.
+LAYOUT_WIDTHS = (900, 1920)
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -178,6 +183,87 @@ def wait_for_new_image(lab, before: str, what: str, timeout: float = 5.0) -> str
     return now
 
 
+# Bounding boxes of every part of every control row of a lab, measured in the page: the row,
+# its description label, the widget's working parts, the readout, and whether a text is cut off.
+MEASURE_ROWS = """lab => [...lab.querySelectorAll('.attnlib-control-row')].map(row => {
+    const box = e => { const r = e.getBoundingClientRect();
+                       return {x: r.left, y: r.top, w: r.width, h: r.height}; };
+    const visible = e => e.getBoundingClientRect().width > 0;
+    const label = row.querySelector('.widget-label');
+    const parts = [...row.querySelectorAll(
+        '.slider-container, .widget-toggle-button, input[type=checkbox],'
+        + ' .widget-label-basic > span')]
+        .filter(visible);
+    const readout = row.querySelector('.attnlib-readout');
+    return {
+        text: row.innerText.replace(/\\s+/g, ' ').trim(),
+        row: box(row),
+        label: label && visible(label) ? box(label) : null,
+        labelCut: label ? label.scrollWidth > label.clientWidth + 1 : false,
+        parts: parts.map(p => ({kind: p.className || p.tagName, ...box(p)})),
+        buttons: parts.filter(p => p.classList.contains('widget-toggle-button')).map(box),
+        readout: readout ? box(readout) : null,
+        readoutCut: readout ? readout.scrollWidth > readout.clientWidth + 1 : false,
+    };
+})"""
+
+
+def overlap(a: dict, b: dict, slack: float = 0.5) -> bool:
+    """Do two boxes share more than a hairline?"""
+    return (
+        min(a["x"] + a["w"], b["x"] + b["w"]) - max(a["x"], b["x"]) > slack
+        and min(a["y"] + a["h"], b["y"] + b["h"]) - max(a["y"], b["y"]) > slack
+    )
+
+
+def check_control_layout(page, lab, name: str, width: int) -> list[str]:
+    """Resize the window to ``width``, screenshot the lab, and list every layout fault found.
+
+    Faults: a control's label, working parts (slider track, buttons, checkbox) and readout
+    overlapping one another or another row; a label or readout whose text is cut off; a slider
+    track shorter than 150 px; toggle buttons that leave their label's row.
+    """
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.wait_for_timeout(400)  # let JupyterLab reflow
+    lab.scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    lab.screenshot(path=ARTIFACTS / f"{name}-{width}px.png")
+    rows = lab.evaluate(MEASURE_ROWS)
+    faults = []
+    if not rows:
+        return [f"{width}px: no control rows found"]
+    for i, row in enumerate(rows):
+        where = f"{width}px, row {row['text']!r}"
+        boxes = [("label", row["label"]), ("readout", row["readout"])]
+        boxes = [(k, b) for k, b in boxes if b] + [(p["kind"], p) for p in row["parts"]]
+        for a in range(len(boxes)):
+            for b in range(a + 1, len(boxes)):
+                if overlap(boxes[a][1], boxes[b][1]):
+                    faults.append(f"{where}: {boxes[a][0]} overlaps {boxes[b][0]}")
+        for other in rows[i + 1 :]:
+            if overlap(row["row"], other["row"]):
+                faults.append(f"{where} overlaps row {other['text']!r}")
+        if row["labelCut"]:
+            faults.append(f"{where}: the label's text is cut off")
+        if row["readoutCut"]:
+            faults.append(f"{where}: the readout's text is cut off")
+        for part in row["parts"]:
+            if "slider-container" in part["kind"] and part["w"] < 150:
+                faults.append(f"{where}: the slider track is only {part['w']:.0f} px wide")
+        label, buttons = row["label"], row["buttons"]
+        if label and buttons:
+            right = label["x"] + label["w"]
+            top, bottom = row["row"]["y"], row["row"]["y"] + row["row"]["h"]
+            if any(
+                b["x"] < right - 0.5 or b["y"] < top - 0.5 or b["y"] + b["h"] > bottom + 0.5
+                for b in buttons
+            ):
+                faults.append(f"{where}: a button left its label's row")
+            if not overlap({**buttons[0], "x": label["x"], "w": label["w"]}, label):
+                faults.append(f"{where}: the first button is not level with its label")
+    return faults
+
+
 @pytest.mark.parametrize("notebook", lab_notebooks(), ids=lambda p: p.stem)
 def test_every_control_moves_the_picture(server, browser, notebook: Path, tmp_path) -> None:
     base, token = server
@@ -244,6 +330,11 @@ def test_every_control_moves_the_picture(server, browser, notebook: Path, tmp_pa
             select.select_option(label=next(o for o in options if o != current))
             picture = wait_for_new_image(lab, picture, f"choosing in dropdown {i}")
         lab.screenshot(path=tmp_path / "after.png")
+        faults = [
+            f for w in LAYOUT_WIDTHS for f in check_control_layout(page, lab, notebook.stem, w)
+        ]
+        print(f"layout screenshots: {ARTIFACTS}/{notebook.stem}-*px.png")
+        assert not faults, "the lab's controls collide:\n" + "\n".join(faults)
         assert (
             lab.locator(
                 ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"

@@ -217,11 +217,20 @@ def test_a_selection_slider_readout_shows_the_label_and_fits_the_longest_one() -
 def test_every_control_gets_the_same_label_width_and_fills_its_row() -> None:
     lab = example_lab()
     widths = {c.style.description_width for c in lab.controls.values()}
-    assert widths == {f"{len('shift up') + 1}ch"}
+    assert widths == {f"{len('slope') + 1}ch"}  # a checkbox's text sits right of its box
     for control in lab.controls.values():
         assert control.layout.flex == "1 1 auto" and control.layout.width == "auto"
     rows = lab.controls_box.children
     assert [row.children[0] for row in rows] == list(lab.controls.values())
+
+
+def test_every_slider_readout_is_as_wide_as_the_widest_so_the_tracks_end_together() -> None:
+    controls = {
+        "n": widgets.IntSlider(value=1, min=1, max=9, description="n"),
+        "word": widgets.SelectionSlider(options=["a", "longest"], description="word"),
+    }
+    lab = Lab(controls, labelled_make_view, lambda view, n, word: None)
+    assert {r.layout.width for r in lab.readouts.values()} == {f"{len('longest') + 1}ch"}
 
 
 def test_caption_shows_the_state_as_escaped_text() -> None:

@@ -9,7 +9,13 @@ import pytest
 from attnlib import softmax
 from attnlib.saturation import entropy, softmax_jacobian_norm
 from attnlib.widgets import saturation_lab
-from attnlib.widgets.saturation import D_K_OPTIONS, saturation_data, saturation_state
+from attnlib.widgets.saturation import (
+    CAPTION_SEPARATOR,
+    D_K_OPTIONS,
+    saturation_caption,
+    saturation_data,
+    saturation_state,
+)
 
 QUERIES, KEYS = saturation_data()
 
@@ -61,7 +67,29 @@ def test_dragging_the_lab_unscaled_shows_saturation() -> None:
     assert lab.state["jacobian_norm"] < 1e-3 < start["jacobian_norm"]
     heights = [bar.get_height() for bar in lab.view["bars"]]
     assert np.allclose(heights, lab.state["weights"])
-    assert "d_k = 1024, unscaled, query 0:   max p = 1.0000" in lab.caption.value
+    shown = lab.caption.value.replace("\u00a0", " ")  # no-break spaces inside each group
+    assert f"d_k = 1024, unscaled, query 0:{CAPTION_SEPARATOR}max p = 1.0000" in shown
+
+
+def test_caption_wraps_only_between_its_groups_never_inside_a_number() -> None:
+    text = saturation_caption(
+        {
+            "d_k": 64,
+            "scaled": True,
+            "query": 2,
+            "max_weight": 0.5,
+            "entropy": 1.25,
+            "jacobian_norm": 0.0123,
+        }
+    )
+    groups = text.split(CAPTION_SEPARATOR)
+    assert [g.replace("\u00a0", " ") for g in groups] == [
+        "d_k = 64, scaled, query 2:",
+        "max p = 0.5000",
+        "H = 1.250 nats",
+        "‖J‖_F = 1.23e-02",
+    ]
+    assert all(" " not in g for g in groups)  # only no-break spaces inside a group
 
 
 def test_ticking_scaled_brings_the_weights_back() -> None:

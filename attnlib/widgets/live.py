@@ -428,7 +428,14 @@ class Lab(widgets.VBox):
 
     def _control_rows(self) -> list[widgets.HBox]:
         """One row per control: description | widget (takes the rest) | readout of a slider."""
-        label_ch = max(len(c.description) for c in self.controls.values()) + 1
+        # A checkbox writes its description to the right of its box: it needs no label column.
+        labelled = [c for c in self.controls.values() if not isinstance(c, widgets.Checkbox)]
+        label_ch = max((len(c.description) for c in labelled), default=0) + 1
+        # One readout width for the whole lab, so that every slider track ends at the same place.
+        sliders = [
+            c for c in self.controls.values() if isinstance(getattr(c, "readout", None), bool)
+        ]
+        self._readout_ch = max((_readout_width(c) for c in sliders), default=0)
         rows = []
         for name, control in self.controls.items():
             style = getattr(control, "style", None)
@@ -442,7 +449,10 @@ class Lab(widgets.VBox):
             control.layout.flex = "1 1 auto"
             control.layout.min_width = "0"
             if isinstance(control, widgets.ToggleButtons):
-                control.layout.flex_flow = "row wrap"
+                # ipywidgets 8 draws ToggleButtons as a block: its label, then a block of buttons
+                # on the next line. As an inline hbox the label keeps its width on the left and
+                # the buttons wrap, if they must, inside their own column of the row.
+                control.add_class("widget-inline-hbox")
             parts: list[widgets.Widget] = [control]
             if isinstance(getattr(control, "readout", None), bool):
                 control.readout = False
@@ -450,7 +460,7 @@ class Lab(widgets.VBox):
                     _readout_text(control),
                     style={"font_family": "monospace"},
                     layout=widgets.Layout(
-                        width=f"{_readout_width(control) + self.READOUT_PADDING_CH}ch",
+                        width=f"{self._readout_ch + self.READOUT_PADDING_CH}ch",
                         flex="0 0 auto",
                         overflow="hidden",
                         margin="0 0 0 6px",
@@ -472,9 +482,11 @@ class Lab(widgets.VBox):
             text = _readout_text(control)
             if readout.value != text:
                 readout.value = text
-            needed = f"{max(_readout_width(control), len(text)) + self.READOUT_PADDING_CH}ch"
-            if readout.layout.width != needed:  # options changed (a lab may change them)
-                readout.layout.width = needed
+            widest = max(_readout_width(control), len(text))
+            if widest > self._readout_ch:  # options changed (a lab may change them): widen all
+                self._readout_ch = widest
+                for other in self.readouts.values():
+                    other.layout.width = f"{widest + self.READOUT_PADDING_CH}ch"
 
     def values(self) -> dict[str, Any]:
         """The current value of every control, by name."""

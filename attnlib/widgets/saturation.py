@@ -31,6 +31,9 @@ __all__ = [
     "saturation_state",
 ]
 
+#: Between the groups of the caption: two em spaces (a line may break there; HTML keeps them).
+CAPTION_SEPARATOR = "\u2003\u2003"
+
 #: The d_k slider's positions: powers of two from 1 to 1024 (log steps).
 D_K_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(11))
 _MAX_D = D_K_OPTIONS[-1]
@@ -177,12 +180,20 @@ def _make_view(n_tokens: int, jacobian_floor: float):
 
 
 def saturation_caption(state: dict[str, Any]) -> str:
-    """The lab's line of numbers under its controls, for the state of :func:`saturation_state`."""
-    return (
+    """The lab's line of numbers above its picture, for the state of :func:`saturation_state`.
+
+    Each "name = value" group is held together by no-break spaces, and the groups are separated
+    by two em spaces (which HTML does not collapse), so a narrow window wraps the line between
+    groups, never inside one.
+    """
+    groups = (
         f"d_k = {state['d_k']}, {'scaled' if state['scaled'] else 'unscaled'},"
-        f" query {state['query']}:   max p = {state['max_weight']:.4f}"
-        f"   H = {state['entropy']:.3f} nats   ‖J‖_F = {state['jacobian_norm']:.2e}"
+        f" query {state['query']}:",
+        f"max p = {state['max_weight']:.4f}",
+        f"H = {state['entropy']:.3f} nats",
+        f"‖J‖_F = {state['jacobian_norm']:.2e}",
     )
+    return CAPTION_SEPARATOR.join(group.replace(" ", "\u00a0") for group in groups)
 
 
 def _update_view(queries: np.ndarray, keys: np.ndarray):

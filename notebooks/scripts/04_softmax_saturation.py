@@ -23,10 +23,10 @@
 # **After this notebook you can**
 #
 # 1. say what "softmax saturates" means, and measure it with the entropy and the largest weight;
-# 2. write the softmax Jacobian $\partial p_i / \partial x_j = p_i(\delta_{ij} - p_j)$, compute it
-#    in numpy, and check it against finite differences;
+# 2. derive the softmax Jacobian $\partial p_i / \partial x_j = p_i(\delta_{ij} - p_j)$ with the
+#    quotient rule, compute it in numpy, and check it against finite differences;
 # 3. explain, mechanism and numbers, why without $1/\sqrt{d_k}$ the gradient reaching the scores
-#    vanishes at $d_k = 1024$ (question 5 of the source lesson), and show it live with a lab.
+#    vanishes at $d_k = 1024$, and show it live with a lab.
 
 # %%
 import matplotlib.pyplot as plt
@@ -43,8 +43,8 @@ rng = np.random.default_rng(SEED)
 #
 # Softmax only cares about *differences* between scores (adding a constant to every score
 # changes nothing). So multiplying the scores by 8, which keeps their order, multiplies every
-# difference by 8. A source lesson compares $[1, 2, 3]$ with $[8, 16, 24]$, "what $d_k = 64$ would
-# produce", since $\sqrt{64} = 8$:
+# difference by 8. A common lesson text compares $[1, 2, 3]$ with $[8, 16, 24]$, "what
+# $d_k = 64$ would produce", since $\sqrt{64} = 8$:
 
 
 # %%
@@ -73,7 +73,8 @@ print("  softmax([8, 16, 24]) =", np.array2string(p_large, formatter={"float": "
 # %% [markdown]
 # ## 2. How big the exponentials get
 #
-# Exercise 1 of the source lesson: with $d_k = 64$, a raw score of 16 becomes $16/\sqrt{64} = 2$.
+# A common exercise: with $d_k = 64$, a raw score of 16 becomes $16/\sqrt{64} = 2$. How different
+# are $e^{16}$ and $e^2$?
 
 # %%
 d_k = 64
@@ -82,61 +83,44 @@ scaled_score = raw_score / np.sqrt(d_k)
 print(f"scaled score = {raw_score} / sqrt({d_k}) = {scaled_score}")
 print(f"exp({raw_score:.0f}) = {np.exp(raw_score):,.2f}")
 print(f"exp({scaled_score:.0f})  = {np.exp(scaled_score):.3f}")
-print(
-    f"against a rival score of 0: weight {1 / (1 + np.exp(-raw_score)):.8f} unscaled,"
-    f" {1 / (1 + np.exp(-scaled_score)):.4f} scaled"
-)
+print("against a rival score of 0, the top weight is")
+print(f"  unscaled {1 / (1 + np.exp(-raw_score)):.8f}")
+print(f"  scaled   {1 / (1 + np.exp(-scaled_score)):.4f}")
 
 # %% [markdown]
-# The lesson writes $e^{16} \approx 8{,}886{,}110$ (the digits before the decimal point, so
-# 8,886,111 when rounded) and $e^2 \approx 7.389$. Its "weight $\approx 0.999999$" holds when the
-# rival score is 0, as printed above: $1/(1 + e^{-16}) = 0.99999989$.
+# The exercise's answer writes $e^{16} \approx 8{,}886{,}110$ (the digits before the decimal
+# point) and $e^2 \approx 7.389$, and says the weight is "$\approx 0.999999$": true when the
+# rival score is 0, as printed above.
 #
-# At $d_k = 1024$ the raw scores have standard deviation $\sqrt{1024} = 32$, and the lesson says
-# gaps of 20 to 40 between the top score and the runner-up are routine. A gap of 30 gives the top
-# token $e^{30}$ times the weight of the runner-up:
+# At $d_k = 1024$ the raw scores have standard deviation $\sqrt{1024} = 32$. What matters for the
+# weights is the **gap** between the top score and the runner-up, because
+# $p_{\text{top}} / p_{\text{runner-up}} = e^{\text{gap}}$. The same lesson text says a gap of 30
+# gives the top token "$e^{30} \approx 10^{13}$ times more weight":
 
 # %%
 print(f"std of raw scores at d_k = 1024: sqrt(1024) = {np.sqrt(1024):.0f}")
 print(f"exp(30) = {np.exp(30):.4e}   (about {np.exp(30):.2e})")
-print(f"exp(10) = {np.exp(10):,.0f};  exp(30) / exp(10) = exp(20) = {np.exp(20):.3e}")
+print(f"exp(10) = {np.exp(10):,.0f}")
 
 # %% [markdown]
-# So $e^{30} \approx 1.07 \times 10^{13}$. The lesson on $\sqrt{d_k}$ (seed 004) writes
-# $1.06 \times 10^{13}$, cutting off the digits instead of rounding; and the ratio
-# $e^{30}/e^{10} = e^{20}$ it calls "billions to one" is about $4.9 \times 10^{8}$, half a billion.
-# Neither slip changes the argument.
-#
-# Is a gap of "20 to 40" routine? Draw random queries and 8 keys with $d_k = 1024$ and look at the
-# gap between the largest and second-largest raw score:
-
-# %%
-T, d_k, n_trials = 8, 1024, 2000
-q = rng.standard_normal((n_trials, 1, d_k))
-K = rng.standard_normal((n_trials, T, d_k))
-raw = (q * K).sum(axis=-1)  # (n_trials, T) raw scores q . k_j
-top_two = np.sort(raw, axis=-1)[:, -2:]
-gap = top_two[:, 1] - top_two[:, 0]
-print(f"std of the raw scores: {raw.std():.1f}")
-print(
-    f"gap between top score and runner-up (T = {T}): median {np.median(gap):.1f},"
-    f" quartiles {np.percentile(gap, 25):.1f} .. {np.percentile(gap, 75):.1f}"
-)
-print(f"share of trials with gap > 10: {np.mean(gap > 10):.2f};  gap > 20: {np.mean(gap > 20):.2f}")
-
-# %% [markdown]
-# With 8 keys the typical gap is smaller than the lesson suggests (gaps shrink as the number of
-# keys grows, because the top two crowd together), but it does not need to be 30: a gap of 10
-# already gives a weight ratio of $e^{10} \approx 22{,}026$. The lab below lets you see what one
-# such draw does.
+# How large are the gaps really? **Notebook 02** measured them (section "How far apart are the
+# scores?"): with a handful of keys the typical gap at $d_k = 1024$ is smaller than the lesson's
+# "20–40", and it shrinks as more keys crowd the top. It does not need to be 30: a gap of 10, which
+# notebook 02 found common, is already a weight ratio $e^{10} \approx 22{,}026$. The lab below
+# lets you watch what one draw of scores does.
 
 # %% [markdown]
 # ## 3. The gradient of softmax
 #
-# Write $p = \mathrm{softmax}(x)$. Differentiating $p_i = e^{x_i} / \sum_k e^{x_k}$ with the
-# quotient rule gives
+# Write $p = \mathrm{softmax}(x)$ with $S = \sum_k e^{x_k}$, so $p_i = e^{x_i}/S$. Two derivatives
+# are all we need: $\partial e^{x_i}/\partial x_j = \delta_{ij}\, e^{x_i}$ (it depends on $x_i$
+# only) and $\partial S/\partial x_j = e^{x_j}$. The quotient rule
+# $(u/v)' = (u'v - uv')/v^2$ then gives
 #
-# $$\frac{\partial p_i}{\partial x_j} = p_i(\delta_{ij} - p_j), \qquad
+# $$\frac{\partial p_i}{\partial x_j}
+#   = \frac{\delta_{ij}\, e^{x_i}\, S - e^{x_i}\, e^{x_j}}{S^2}
+#   = \delta_{ij}\,\frac{e^{x_i}}{S} - \frac{e^{x_i}}{S}\,\frac{e^{x_j}}{S}
+#   = p_i(\delta_{ij} - p_j), \qquad
 #   J = \mathrm{diag}(p) - p\,p^\top .$$
 #
 # Each entry is a product of weights. If $p$ is one-hot ($p_k = 1$, all others 0), every entry
@@ -171,17 +155,19 @@ print(
 from attnlib import softmax_jacobian
 from attnlib.saturation import entropy, softmax_jacobian_norm
 
+print("scores        ||J||_F  (attnlib)   entropy  (attnlib)   max weight")
 for name, p in (("[1, 2, 3]  ", p_small), ("[8, 16, 24]", p_large)):
+    J_norm, H = np.linalg.norm(jacobian(p)), -(p * np.log(p)).sum()
     print(
-        f"scores {name}: ||J||_F = {np.linalg.norm(jacobian(p)):.3e}"
-        f" (attnlib {softmax_jacobian_norm(p):.3e}),"
-        f" entropy = {-(p * np.log(p)).sum():.4f} nats (attnlib {entropy(p):.4f}),"
-        f" max weight = {p.max():.6f}"
+        f"{name}  {J_norm:.3e}  ({softmax_jacobian_norm(p):.3e})"
+        f"   {H:.4f}   ({entropy(p):.4f})    {p.max():.6f}"
     )
 print("same Jacobian as attnlib:", np.allclose(softmax_jacobian(p_small), J_small))
 
 # %% [markdown]
-# ## 4. Question 5, answered: why the network stops learning
+# ## 4. A classic question, answered: why the network stops learning
+#
+# A common exam question asks:
 #
 # > *For $d_k = 1024$ the raw-score standard deviation is about 32. Using the softmax formula and
 # > its gradient, explain why omitting the $1/\sqrt{d_k}$ scale makes a network fail to learn.*
@@ -206,7 +192,7 @@ for label, scores in (("std 1  (scaled)  ", x), ("std 32 (unscaled)", 32 * x)):
     print(f"{label}: max weight {p.max():.6f}, |dL/dx| = {np.linalg.norm(grad_x):.2e}")
 
 # %% [markdown]
-# **Answer.** With standard deviation 32 the top score beats the rest by tens of units, so
+# **Answer.** With standard deviation 32 the top score usually beats the rest by many units, so
 # $p$ is one-hot to many decimals (a gap of 30 is a factor $e^{30} \approx 10^{13}$). Every entry
 # $p_i(\delta_{ij} - p_j)$ of the Jacobian then contains a factor that is almost 0, so the gradient
 # $\partial L/\partial x_j$ reaching each score is almost 0, whatever the loss wants. No error
@@ -220,14 +206,13 @@ for label, scores in (("std 1  (scaled)  ", x), ("std 32 (unscaled)", 32 * x)):
 # ## 5. The lab: drag $d_k$ and watch
 #
 # One query attends over 8 keys (seeded random vectors of length 1024; at a given $d_k$ the lab
-# uses their first $d_k$ coordinates). Left: the weights, the largest in red. Middle and right:
-# the entropy and $\|J\|_F$ for every $d_k$, scaled (blue) and unscaled (orange); the circle marks
-# where you are.
+# uses their first $d_k$ coordinates). Left: the weights, the largest in red. Middle: the entropy
+# for every $d_k$; right: $\|J\|_F$ for every $d_k$ **on a log scale** (a linear axis would draw
+# $10^{-3}$ and $10^{-13}$ at the same height, both "zero"); scaled in blue, unscaled in orange;
+# the circle marks where you are. The line above the picture gives the numbers.
 #
 # *Try:* unscaled, drag $d_k$ from 1 to 1024. Then tick "divide scores by √d_k". Then try other
-# query tokens: for some, two keys stay nearly tied even at $d_k = 1024$, and the weight splits
-# between them; that is luck, not a cure. (Without a running kernel you see a picture of the
-# lab's starting state.)
+# query tokens. (Without a running kernel you see a picture of the lab's starting state.)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -236,15 +221,52 @@ from attnlib.widgets import saturation_lab
 saturation_lab()
 
 # %% [markdown]
-# ## 6. Averaged over many draws
+# ### Why one query's curve goes up and down
 #
-# One query is an anecdote. Average over 400 random queries with 8 keys each, for every $d_k$
-# from 1 to 1024: mean entropy and mean $\|J\|_F$, scaled and unscaled.
+# For a single query the unscaled curves are jagged: $\|J\|_F$ can fall to $10^{-8}$ at one
+# $d_k$ and climb back to $10^{-2}$ at the next. Each step of the slider adds coordinates, so
+# each score $q \cdot k_j = \sum_{m \le d_k} q_m k_{jm}$ is a *random walk* in $d_k$, and the gap
+# between the two best keys wanders with it; two walks can even cross, and at a crossing the gap
+# is near 0. When two keys dominate with gap $g$, the weights are about $(1 - \varepsilon,
+# \varepsilon)$ with $\varepsilon = e^{-g}$, and the four nonzero entries of $J$ are all about
+# $\pm\varepsilon$, so
+#
+# $$\|J\|_F \approx 2\,e^{-g} .$$
+#
+# A gap that shrinks from 18 to 4 raises $\|J\|_F$ by a factor $e^{14} \approx 10^{6}$. Here is
+# the lab's query 1, the gap and $\|J\|_F$ at every slider position:
+
+# %%
+from attnlib.widgets.saturation import saturation_data
+
+queries, keys = saturation_data()  # the lab's vectors, (8, 1024) each
+query = 1
+print(" d_k   gap top - runner-up   ||J||_F unscaled   2 exp(-gap)")
+for d in 2 ** np.arange(11):
+    raw = keys[:, :d] @ queries[query, :d]  # the 8 unscaled scores at this d_k
+    runner_up, top = np.sort(raw)[-2:]
+    gap = top - runner_up
+    J_norm = np.linalg.norm(jacobian(softmax(raw)))
+    print(f"{d:4d}   {gap:19.2f}   {J_norm:16.1e}   {2 * np.exp(-gap):11.1e}")
+
+# %% [markdown]
+# Where the gap is large, $2e^{-g}$ matches $\|J\|_F$; where it is small, a third key still has
+# weight and the two differ, but the point stands: the gradient tracks $e^{-\text{gap}}$, and the
+# gap of one query is a noisy quantity. The *trend* with $d_k$ only shows across many queries.
+
+# %% [markdown]
+# ## 6. Across many draws: median and quartiles
+#
+# Draw 400 random queries with 8 keys each, for every $d_k$ from 1 to 1024, and look at the
+# distribution of $\|J\|_F$ over the 400 draws: the median and the quartiles (the middle half of
+# the draws lies between them). The mean would mislead here: a few draws with two nearly tied keys
+# have $\|J\|_F \approx 0.3$ and pull the mean up, while the typical draw is many orders of
+# magnitude smaller.
 
 # %%
 d_ks = 2 ** np.arange(11)
 T, n_draws = 8, 400
-curves = {key: [] for key in ("H_raw", "H_scaled", "J_raw", "J_scaled")}
+J_norms = {"raw": [], "scaled": []}  # per d_k: the 400 values of ||J||_F
 for d in d_ks:
     q = rng.standard_normal((n_draws, 1, d))
     K = rng.standard_normal((n_draws, T, d))
@@ -252,37 +274,49 @@ for d in d_ks:
     for kind, scores in (("raw", raw), ("scaled", raw / np.sqrt(d))):
         p = np.exp(scores - scores.max(axis=-1, keepdims=True))
         p /= p.sum(axis=-1, keepdims=True)
-        curves[f"H_{kind}"].append(entropy(p).mean())
-        curves[f"J_{kind}"].append(softmax_jacobian_norm(p).mean())
+        J_norms[kind].append(softmax_jacobian_norm(p))
+J_norms = {kind: np.array(values) for kind, values in J_norms.items()}  # (11, n_draws)
+quartiles = {kind: np.percentile(v, [25, 50, 75], axis=1) for kind, v in J_norms.items()}
 
-print(" d_k | mean H unscaled  scaled | mean ||J|| unscaled  scaled")
+print("        ||J||_F unscaled: quartiles            scaled: median")
+print(" d_k       25%      median        75%")
 for i, d in enumerate(d_ks):
-    print(
-        f"{d:4d} |        {curves['H_raw'][i]:.3f}   {curves['H_scaled'][i]:.3f} |"
-        f"            {curves['J_raw'][i]:.3f}   {curves['J_scaled'][i]:.3f}"
-    )
+    q25, q50, q75 = quartiles["raw"][:, i]
+    print(f"{d:4d}  {q25:9.1e}  {q50:9.1e}  {q75:9.1e}          {quartiles['scaled'][1, i]:.3f}")
 
 # %%
-fig, (ax_h, ax_j) = plt.subplots(1, 2, figsize=(9, 3.2))
-for ax, key, title in ((ax_h, "H", "mean entropy (nats)"), (ax_j, "J", r"mean $\|J\|_F$")):
-    ax.plot(d_ks, curves[f"{key}_scaled"], "-o", ms=4, label=r"scaled by $1/\sqrt{d_k}$")
-    ax.plot(d_ks, curves[f"{key}_raw"], "--o", ms=4, label="unscaled")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(d_ks[::2], [str(d) for d in d_ks[::2]])
-    ax.set_xlabel("$d_k$")
-    ax.set_title(title)
-ax_h.axhline(np.log(T), color="0.6", ls=":", lw=1)
-ax_h.text(1, np.log(T) - 0.18, f"uniform: ln {T}", color="0.4", fontsize=8)
-ax_j.legend()
-fig.suptitle(f"{n_draws} random queries over {T} keys per $d_k$ (seed {SEED})")
+at_1024 = J_norms["raw"][-1]
+print(f"unscaled, d_k = 1024, {n_draws} draws:")
+print(f"  median ||J||_F          = {np.median(at_1024):.1e}")
+print(f"  share of draws < 1e-3   = {np.mean(at_1024 < 1e-3):.0%}")
+print(f"  mean ||J||_F            = {at_1024.mean():.3f}  (pulled up by near-ties)")
+print(f"scaled, d_k = 1024: median {np.median(J_norms['scaled'][-1]):.3f}")
+
+# %%
+fig, ax = plt.subplots(figsize=(7.5, 3.6))
+for kind, colour, label in (
+    ("scaled", "C0", r"scaled by $1/\sqrt{d_k}$"),
+    ("raw", "C1", "unscaled"),
+):
+    q25, q50, q75 = quartiles[kind]
+    ax.fill_between(d_ks, q25, q75, color=colour, alpha=0.25, lw=0)
+    ax.plot(d_ks, q50, "-o", ms=4, color=colour, label=f"{label}: median, quartiles shaded")
+ax.set_xscale("log", base=2)
+ax.set_yscale("log")
+ax.set_xticks(d_ks[::2], [str(d) for d in d_ks[::2]])
+ax.set_xlabel("$d_k$")
+ax.set_ylabel(r"$\|J\|_F$ (log scale)")
+ax.legend(loc="lower left", fontsize=9)
+ax.set_title(f"softmax Jacobian norm over {n_draws} random queries and {T} keys per $d_k$")
 fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Scaled, both curves are flat: the scores always have standard deviation 1, so the softmax
-# looks the same at every $d_k$. Unscaled, the mean entropy falls steadily as $d_k$ grows, and the
-# mean gradient norm falls with it, to a small fraction of the scaled value at $d_k = 1024$. (The means do not reach exactly 0 at 1024: the odd
-# draw with two nearly tied keys keeps some entropy and gradient, as in the lab.)
+# Scaled, the band is flat: the scores always have standard deviation 1, so the softmax looks
+# the same at every $d_k$. Unscaled, the median falls by orders of magnitude as $d_k$ grows; at
+# $d_k = 1024$ it is of order $10^{-6}$, five orders of magnitude below the scaled value, and
+# about two draws in three pass back less than a thousandth of the gradient. The mean printed above is far larger than the median: a few draws with two nearly
+# tied keys, as in the lab, keep a large gradient, which is luck, not a cure.
 
 # %% [markdown]
 # ## Check yourself
@@ -314,8 +348,10 @@ plt.show()
 #   gaps into ratios $e^{\text{gap}}$, so softmax([8, 16, 24]) is nearly one-hot where
 #   softmax([1, 2, 3]) is not (its "zeros" are $1.1 \times 10^{-7}$ and $3.4 \times 10^{-4}$).
 # - Unscaled scores at $d_k = 1024$ have standard deviation 32; $e^{30} \approx 1.07 \times 10^{13}$.
-# - The softmax Jacobian is $p_i(\delta_{ij} - p_j)$; it vanishes as $p$ goes one-hot, and with
-#   it every gradient that reaches $W_Q$ and $W_K$ through the scores.
-# - Dividing by $\sqrt{d_k}$ keeps entropy and gradient norm the same at every $d_k$.
+# - The softmax Jacobian, by the quotient rule, is $p_i(\delta_{ij} - p_j)$; it vanishes as $p$
+#   goes one-hot, and with it every gradient that reaches $W_Q$ and $W_K$ through the scores. With
+#   two dominant keys, $\|J\|_F \approx 2e^{-\text{gap}}$.
+# - Unscaled, the median $\|J\|_F$ falls by orders of magnitude with $d_k$ (plot it on a log axis);
+#   dividing by $\sqrt{d_k}$ keeps it the same at every $d_k$.
 #
 # Next: **05: "we scale to avoid overflow"**, a common misreading of why the scale is there.

@@ -16,29 +16,33 @@
 # %% [markdown]
 # # 05 "We scale to avoid overflow": a misconception
 #
-# Why is there a $1/\sqrt{d_k}$ in $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$? A common answer is
-# *"to keep `exp` from overflowing"*. The lesson this collection follows (seed 000) takes that
-# answer apart:
+# Why is there a $1/\sqrt{d_k}$ in $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$? The usual answer,
+# in lecture notes and blog posts alike, is some version of
+#
+# > "Dividing by $\sqrt{d_k}$ is a crucial step for **numerical stability**."
+#
+# and "numerical stability" is then read as *"to keep `exp` from overflowing"*. That reading is
+# the misconception this notebook corrects. Another common lesson text takes it apart:
 #
 # > A frequent misreading is that dividing by $\sqrt{d_k}$ exists to keep the numbers going into
-# > exp() from overflowing. This does not survive a check of the actual numbers. float32 overflows
-# > around $e^{88.7} \approx 3.4 \times 10^{38}$; the code above already subtracts the row maximum
-# > before exponentiating [...] which [...] by itself makes overflow impossible regardless of how
-# > large or small the raw scores are, because the largest exponent computed is always $e^0 = 1$.
-# > [...] What max-subtraction does not touch is the spread between scores [...] it is why the fix
-# > has to be a variance-correcting scale factor applied before the exponential, not a bigger float
-# > type or a shift applied after it.
+# > exp() from overflowing. [...] float32 overflows around $e^{88.7} \approx 3.4 \times 10^{38}$;
+# > the code above already subtracts the row maximum before exponentiating [...] which [...] by
+# > itself makes overflow impossible [...]. What max-subtraction does not touch is the spread
+# > between scores.
 #
-# This notebook checks every sentence of that argument with numbers.
+# This notebook checks every sentence of that argument with numbers, in float32 and float64, and
+# in float16, the half precision of mixed-precision training, where overflow is a real risk.
 #
 # **Learning goals.** After this notebook you can
-# 1. compute where `exp` overflows in float32 and float64, and show the `inf` and the `NaN` that a
-#    naive softmax then returns;
+# 1. compute where `exp` overflows in float16, float32 and float64, and show the `inf` and the
+#    `NaN` that a naive softmax then returns;
 # 2. derive the shift invariance $\mathrm{softmax}(x + c) = \mathrm{softmax}(x)$ and explain why
 #    subtracting the maximum makes overflow impossible for any finite scores;
 # 3. tell the *size* of the scores (which overflows) from their *spread* (which saturates), and
 #    show that a wider float type leaves a saturated softmax, and its vanishing gradient, exactly
-#    as saturated as before.
+#    as saturated as before;
+# 4. say what "numerical stability" does and does not mean here: max-subtraction guards against
+#    overflow (and earns its keep in float16); the scale guards against saturation.
 #
 # Prerequisites: notebook 02 ($\mathrm{Var}(q\cdot k) = d_k$) and notebook 04 (saturation).
 
@@ -63,9 +67,9 @@ rng = np.random.default_rng(SEED)
 # than trust a remembered number.
 
 # %%
-for dtype in (np.float32, np.float64):
+for dtype in (np.float16, np.float32, np.float64):
     M = np.finfo(dtype).max
-    print(f"{dtype.__name__}: largest number M = {M:.4e},  ln M = {np.log(M):.4f}")
+    print(f"{dtype.__name__:>7}: largest number M = {float(M):.4e},  ln M = {np.log(float(M)):.4f}")
 
 # %% [markdown]
 # Just below and just above the float32 threshold. Going past it makes numpy emit a
@@ -81,13 +85,26 @@ with np.errstate(over="ignore"):
     print("float64: exp", x64, "=", np.exp(x64))
 
 # %% [markdown]
-# A small precision note on the seed's "$e^{88.7} \approx 3.4 \times 10^{38}$": it pairs a
-# rounded exponent with an unrounded maximum. The float32 maximum $3.40 \times 10^{38}$ is
-# $e^{88.72}$; $e^{88.7}$ itself is about 2% smaller. It does not affect the argument, but here are
-# both numbers:
+# float16 stands out: its largest number is 65504, so `exp` overflows for any input above
+# $\ln 65504 \approx 11.09$. A score of 12 is nothing unusual: unscaled scores at $d_k = 64$ have
+# standard deviation 8 (notebook 02). In float16, overflow is not a thought experiment:
 
 # %%
-print(f"e^88.7     = {np.exp(88.7):.4e}")
+x16 = np.array([11.0, 11.1, 12.0], dtype=np.float16)
+with np.errstate(over="ignore"):
+    print("float16: exp", x16, "=", np.exp(x16))
+
+# %% [markdown]
+# <details><summary>A precision note on "$e^{88.7} \approx 3.4 \times 10^{38}$" (optional)</summary>
+#
+# The lesson text pairs a rounded exponent with an unrounded maximum. The float32 maximum
+# $3.40 \times 10^{38}$ is $e^{88.72}$; $e^{88.7}$ itself is about 2% smaller. It does not affect
+# the argument; here are both numbers:
+#
+# </details>
+
+# %%
+print(f"e^88.7      = {np.exp(88.7):.4e}")
 print(f"float32 max = {np.finfo(np.float32).max:.4e} = e^{np.log(np.finfo(np.float32).max):.4f}")
 
 # %% [markdown]
@@ -119,6 +136,16 @@ with np.errstate(over="ignore", invalid="ignore"):
 # %% [markdown]
 # So overflow is real: 1000 is far past both thresholds. Notice, though, what made it happen:
 # the **size** of the scores, not how different they are from each other.
+#
+# In float16 the same failure needs no extreme scores at all. Scores such as $[9, 10, 12]$, of the
+# size that raw scores at $d_k = 64$ (standard deviation 8) reach every day, already break the
+# naive softmax: $e^{12} \approx 162{,}755$ does not fit in float16.
+
+# %%
+modest = np.array([9.0, 10.0, 12.0], dtype=np.float16)
+with np.errstate(over="ignore", invalid="ignore"):
+    print("float16 naive_softmax([9, 10, 12]) =", naive_softmax(modest))
+    print("float32 naive_softmax([9, 10, 12]) =", naive_softmax(modest.astype(np.float32)))
 
 # %% [markdown]
 # ## 3. Max-subtraction removes overflow for any scores
@@ -151,6 +178,7 @@ print("stable_softmax(big)        =", stable_softmax(big))
 print("stable_softmax(big - 2000) =", stable_softmax(big - 2000))
 print("stable_softmax(small)      =", stable_softmax(small))
 print("attnlib.softmax(big)       =", attnlib.softmax(big))
+print("float16 stable_softmax([9, 10, 12]) =", stable_softmax(modest))
 print(
     "weights of big and small bit-for-bit identical:",
     np.array_equal(stable_softmax(big), stable_softmax(small)),
@@ -169,6 +197,13 @@ for c in rng.uniform(-1e4, 1e4, size=4):
     print(f"c = {c:10.2f}: max |softmax(x + c) - softmax(x)| = {diff:.1e}")
 
 # %% [markdown]
+# This is where max-subtraction earns its keep. Mixed-precision training stores activations in
+# float16 (or bfloat16, which has float32's range but only 8 bits of precision); a softmax that
+# exponentiated float16 scores directly would overflow at a score of 11.09. Subtracting the
+# maximum makes every exponent $\le 0$ in any float type, so real implementations do it always,
+# and many also compute the softmax itself in float32. That is the honest content of "numerical
+# stability": it is the job of the shift, not of the scale.
+#
 # **Checkpoint.** `[1000, 1010, 1020]` and `[0, 10, 20]` have very different sizes and exactly
 # the same weights (after the shift both are `[-20, -10, 0]`, so not even rounding differs). If
 # preventing overflow were the job of $1/\sqrt{d_k}$, max-subtraction would already have done that
@@ -224,37 +259,38 @@ print("softmax(scaled) =", attnlib.softmax(scaled))
 # one-hot to four decimals. The scaled scores have a spread near $1$ and give a distribution in
 # which every key keeps some weight.
 #
-# How typical is this one row? Seed 000 says that with standard deviation 32 "it is routine for
-# the top score and the runner-up to differ by 20–40". A Monte Carlo check over 20,000 rows of
-# scores drawn with standard deviation 32, for a few sequence lengths $T$ (the percentages are
-# shares of the 20,000 rows):
+# How typical is this one row? **Notebook 02** measured the gap between the top score and the
+# runner-up over thousands of rows (section "How far apart are the scores?"). The gaps it found
+# are usually smaller than the "20–40" that a common lesson text calls routine, and they shrink as
+# the number of keys grows; but a gap of 10 is common, and 10 is already a weight ratio of
+# $e^{10} \approx 22{,}026$, so without the scale the top weight is close to 1 in most rows.
+#
+# There is a fair point *for* the overflow worry, too. How often does the largest raw score of a
+# row pass the overflow threshold? At $d_k = 1024$ the scores of one row are close to independent
+# $N(0, 32^2)$ draws, so the chance that all $T$ stay below a threshold $t$ is $\Phi(t/32)^T$, with
+# $\Phi$ the standard normal distribution function, $\Phi(z) = \tfrac12(1 + \mathrm{erf}(z/\sqrt2))$.
+# No sampling needed:
 
 # %%
-table = ["  T   median gap   gap in [20, 40]   gap >= 10   median top weight   max score > 88.72"]
-for n_keys in (4, 8, 64):
-    rows = rng.normal(scale=32.0, size=(20_000, n_keys))
-    ordered = np.sort(rows, axis=-1)
-    gap = ordered[:, -1] - ordered[:, -2]
-    top_weight = attnlib.softmax(rows).max(axis=-1)
-    in_20_40 = np.mean((gap >= 20) & (gap <= 40))
-    table.append(
-        f"{n_keys:3d}   {np.median(gap):10.1f}   {in_20_40:15.0%}"
-        f"   {np.mean(gap >= 10):9.0%}   {np.median(top_weight):17.4f}"
-        f"   {np.mean(ordered[:, -1] > 88.72):17.1%}"
-    )
-print("\n".join(table))
+from math import erf, sqrt
+
+
+def normal_cdf(z):
+    return 0.5 * (1 + erf(z / sqrt(2)))
+
+
+print("keys T   P(max raw score > 11.09)   P(max raw score > 88.72)")
+print("              float16 overflows           float32 overflows")
+for n_keys in (8, 64, 1024):
+    p16 = 1 - normal_cdf(11.09 / 32) ** n_keys
+    p32 = 1 - normal_cdf(88.72 / 32) ** n_keys
+    print(f"{n_keys:6d}   {p16:24.4f}   {p32:24.4f}")
 
 # %% [markdown]
-# The seed's range is on the high side: a gap of 20–40 happens in between a sixth and a third of
-# the rows, and the typical gap *shrinks* as $T$ grows (more keys crowd the top). Our row above,
-# with a gap of 28.5, is wider than the median for $T = 8$. The seed's conclusion holds anyway: a
-# gap of 10 already means a weight ratio of $e^{10} \approx 22{,}000$, and the median top weight
-# is $1.0000$ to four decimals for 4 and 8 keys and $0.9999$ for 64 keys.
-#
-# The last column is a fair point *for* the overflow worry: with many keys, raw scores at
-# $d_k = 1024$ do sometimes pass 88.72, and a naive float32 softmax would return NaN for those
-# rows. That is exactly the failure max-subtraction removes, scaled or not; it does nothing for
-# the other rows, which saturate with every score below 88.72.
+# In float32 a naive softmax would meet an overflowing row now and then, more often with many
+# keys; in float16 almost every unscaled row overflows. That is exactly the failure
+# max-subtraction removes, scaled or not. It does nothing for the rows that saturate with every
+# score far below the threshold, as our row above does.
 
 # %% [markdown]
 # ## 5. A wider float type fixes nothing
@@ -271,7 +307,8 @@ for dtype in dtypes:
     print(f"{DTYPE_NAMES[dtype]:>10}: machine epsilon {np.finfo(dtype).eps:.3e}")
 
 # %% [markdown]
-# Learning happens through the gradient. Seed 000 (question 5) names it: the Jacobian of softmax,
+# Learning happens through the gradient, and the gradient of softmax is its Jacobian (notebook 04
+# derives it with the quotient rule):
 #
 # $$\frac{\partial p_i}{\partial x_j} = p_i(\delta_{ij} - p_j),
 #   \qquad J = \mathrm{diag}(p) - p\,p^\top .$$
@@ -287,19 +324,18 @@ def jacobian(p):
 
 
 matches_attnlib = []
+print("scores  float type      max p    1 - max p      max|J|")
 for name, scores in (("raw   ", raw), ("scaled", scaled)):
     for dtype in dtypes:
         p = stable_softmax(scores.astype(dtype))
         J = jacobian(p)
         matches_attnlib.append(J.dtype == dtype and np.allclose(J, attnlib.softmax_jacobian(p)))
         print(
-            f"{name} {DTYPE_NAMES[dtype]:>10}: p = {p}  1 - max p = {1 - p.max():.3e}"
-            f"  max|J| = {np.abs(J).max():.3e}"
+            f"{name}  {DTYPE_NAMES[dtype]:>10}   {float(p.max()):.4f}   {float(1 - p.max()):.3e}"
+            f"   {float(np.abs(J).max()):.3e}"
         )
-print(
-    "hand-written J equals attnlib.softmax_jacobian, in the same dtype, in all six cases:",
-    all(matches_attnlib),
-)
+print("hand-written J equals attnlib.softmax_jacobian, same dtype, all six cases:")
+print(" ", all(matches_attnlib))
 
 # %% [markdown]
 # Read the two blocks row by row.
@@ -451,7 +487,7 @@ plt.show()
 #
 # It overflows: $502 > \ln M = 88.72$, so every $e^{x_i}$ is `inf` and the result is NaN. It does
 # not saturate: shifted by $-502$ the scores are $[-2, -1, 0]$, so the weights equal those of
-# `softmax([1, 2, 3])`, the soft example of seed 003. Check it: run
+# `softmax([1, 2, 3])`, the soft example of notebook 04. Check it: run
 # `attnlib.softmax(np.float32([500, 501, 502]))` in a new cell. Large size with a small spread:
 # an overflow problem (solved by the shift), not a saturation problem.
 # </details>
@@ -469,15 +505,18 @@ plt.show()
 # %% [markdown]
 # ## Summary
 #
-# * `exp` overflows past $\ln M$: $88.72$ in float32 and $709.78$ in float64; the naive softmax
-#   then returns $\infty/\infty = $ NaN (and $0/0 = $ NaN for very negative scores).
+# * `exp` overflows past $\ln M$: $11.09$ in float16, $88.72$ in float32 and $709.78$ in float64;
+#   the naive softmax then returns $\infty/\infty = $ NaN (and $0/0 = $ NaN for very negative
+#   scores). In float16 ordinary unscaled scores reach that threshold.
 # * Softmax is shift invariant, $\mathrm{softmax}(x + c) = \mathrm{softmax}(x)$. Subtracting the
 #   maximum makes the largest exponent $e^0 = 1$ and the denominator at least 1, so overflow is
 #   impossible for any finite scores. Every real softmax, `attnlib.softmax` included, does this.
 # * What saturates softmax is the **spread** of the scores, which a shift cannot change. Raw
 #   scores at $d_k = 1024$ (spread $\approx 32$) give one-hot weights and a gradient near
 #   $10^{-13}$ with no overflow anywhere; float32, float64 and longdouble agree.
-# * So $1/\sqrt{d_k}$ is not an overflow guard. It is a variance correction that keeps the spread
-#   near 1, so that softmax stays soft and its gradient $p_i(\delta_{ij} - p_j)$ stays alive.
+# * So "scaling is crucial for numerical stability" is true only if "stability" means *training*
+#   stability. $1/\sqrt{d_k}$ is not an overflow guard (max-subtraction is, and it matters most in
+#   float16). It is a variance correction that keeps the spread near 1, so that softmax stays
+#   soft and its gradient $p_i(\delta_{ij} - p_j)$ stays alive.
 #
 # Next: **06 Masking**, where $-\infty$ scores are put into softmax on purpose.
