@@ -4,7 +4,8 @@ The shared machinery (a figure drawn once and updated in place, errors shown in 
 :mod:`attnlib.widgets.live`; its docstring says how to write a new lab.
 """
 
+from .heads import gqa_lab
 from .masking import masking_lab
 from .saturation import saturation_lab
 
-__all__ = ["masking_lab", "saturation_lab"]
+__all__ = ["gqa_lab", "masking_lab", "saturation_lab"]
