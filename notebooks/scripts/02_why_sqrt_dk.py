@@ -20,11 +20,13 @@
 #
 # 1. derive $\mathrm{Var}(q_m k_m) = 1$ and $\mathrm{Var}(q \cdot k) = d_k$ for independent,
 #    zero-mean, unit-variance entries, and the general $\mathrm{Var}(XY)$ for independent $X, Y$;
-# 2. check a variance formula by Monte Carlo, **and say how close the check should come**
-#    (the standard error of a variance estimate);
-# 3. explain what a score standard deviation of 32 does to a softmax;
-# 4. find the right denominator, $\sqrt{d_k}\,\sigma_q\sigma_k$, when the entries do not have
-#    variance 1.
+# 2. see the same result geometrically: $q \cdot k = |q|\,|k| \cos\theta$, with
+#    $|q|\,|k| \approx d_k$ and $\cos\theta$ of size $1/\sqrt{d_k}$;
+# 3. check a variance formula by Monte Carlo, **and say how close the check should come**;
+# 4. say how far apart the top two scores of a row typically are, and what that does to a
+#    softmax and its gradient;
+# 5. find the right denominator, $\sqrt{d_k}\,\sigma_q\sigma_k$, when the entries do not have
+#    variance 1, and say when the unit-variance assumption fails.
 
 # %% [markdown]
 # ## The question
@@ -33,16 +35,19 @@
 #
 # $$q \cdot k = \sum_{m=1}^{d_k} q_m k_m .$$
 #
-# Attention divides every score by $\sqrt{d_k}$ before the softmax. Why that number? We follow
-# seeds 000 and 004: suppose that, as is roughly true once a network runs through normalised
-# layers, every entry $q_m$, $k_m$ behaves like an independent random variable with mean 0 and
-# variance 1. How big is $q \cdot k$ then?
+# Attention divides every score by $\sqrt{d_k}$ before the softmax. Why that number? A common
+# lesson text supposes that, "as is standard once a network is past initialization and running
+# through normalized layers", every entry $q_m$, $k_m$ behaves like an independent random
+# variable with mean 0 and variance 1. We take that assumption, see what follows, and at the end
+# look at when it holds.
 
 # %%
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 
-from attnlib import sample_dot_products
+from attnlib import sample_dot_products, softmax, softmax_jacobian
 
 np.set_printoptions(precision=4, suppress=True)
 SEED = 1706  # arXiv 1706.03762, "Attention Is All You Need"
@@ -66,23 +71,19 @@ k_m = rng.standard_normal(N_PAIRS)
 print(f"Var(q_m k_m) from {N_PAIRS:,} draws: {np.var(q_m * k_m):.4f}   (theory: 1)")
 
 # %% [markdown]
-# ## Step 2: $\mathrm{Var}(XY)$ in general (seed 004)
+# ## Step 2: $\mathrm{Var}(XY)$ in general
 #
 # Drop the zero means. For independent $X$ and $Y$ with means $\mu_X, \mu_Y$ and variances
 # $\sigma_X^2, \sigma_Y^2$, the same two lines give
 #
 # $$\mathrm{Var}(XY) = E[X^2]E[Y^2] - \mu_X^2\mu_Y^2
 #   = (\sigma_X^2 + \mu_X^2)(\sigma_Y^2 + \mu_Y^2) - \mu_X^2\mu_Y^2
-#   = \mu_X^2\,\sigma_Y^2 + \mu_Y^2\,\sigma_X^2 + \sigma_X^2\sigma_Y^2,$$
+#   = \mu_X^2\,\sigma_Y^2 + \mu_Y^2\,\sigma_X^2 + \sigma_X^2\sigma_Y^2 .$$
 #
-# which is seed 004's formula
-# $E[X]^2\mathrm{Var}(Y) + E[Y]^2\mathrm{Var}(X) + \mathrm{Var}(X)\mathrm{Var}(Y)$.
-# With zero means only the last term is left, $\mathrm{Var}(X)\mathrm{Var}(Y)$; that is the
-# shortcut seed 002 writes, $\mathrm{Var}(q_i k_i) = \mathrm{Var}(q_i)\mathrm{Var}(k_i)$, and it is
-# right *only because* the means are zero.
-#
-# A check with non-zero means and a non-normal $Y$: $X \sim N(2, 3^2)$ and $Y$ exponential with
-# mean 1.5 (so variance $1.5^2 = 2.25$).
+# With zero means only the last term is left, $\mathrm{Var}(X)\mathrm{Var}(Y)$: the shortcut
+# $\mathrm{Var}(q_i k_i) = \mathrm{Var}(q_i)\mathrm{Var}(k_i)$ that some texts write is right
+# *only because* the means are zero. A check with non-zero means and a non-normal $Y$:
+# $X \sim N(2, 3^2)$ and $Y$ exponential with mean 1.5 (so variance $1.5^2 = 2.25$).
 
 # %%
 mu_X, sd_X = 2.0, 3.0
@@ -98,7 +99,7 @@ print(f"Monte Carlo Var(XY), {N_PAIRS:,} draws                 = {np.var(X * Y):
 
 # %% [markdown]
 # The Monte Carlo value sits near the formula and far from the shortcut. *How* near should it
-# be? We answer that properly in step 4.
+# be? Step 4 answers that.
 #
 # ## Step 3: the sum, $\mathrm{Var}(q \cdot k) = d_k$
 #
@@ -113,53 +114,81 @@ print(f"Monte Carlo Var(XY), {N_PAIRS:,} draws                 = {np.var(X * Y):
 #
 # $$\mathrm{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = \frac{\mathrm{Var}(q\cdot k)}{d_k}
 #   = \frac{d_k}{d_k} = 1 .$$
+
+# %% [markdown]
+# ## The same result, seen geometrically
 #
-# This is active-recall question 3 of seed 000, answered: the scale factor is $1/\sqrt{d_k}$.
+# A dot product is lengths times the cosine of the angle between the vectors:
+#
+# $$q \cdot k = |q|\,|k|\cos\theta .$$
+#
+# Both factors are easy to estimate. $|q|^2 = \sum_m q_m^2$ is a sum of $d_k$ terms of mean 1,
+# so $|q| \approx \sqrt{d_k}$ and $|q|\,|k| \approx d_k$: the lengths grow. The angle goes the
+# other way: two random directions in many dimensions are **nearly orthogonal**, with
+# $\cos\theta$ of typical size $1/\sqrt{d_k}$. The product is $d_k \cdot 1/\sqrt{d_k} =
+# \sqrt{d_k}$: the standard deviation of step 3, without computing a variance. Measured on
+# 2,000 random pairs per width:
+
+# %%
+print(f"{'d_k':>5} {'mean |q||k|/d_k':>16} {'std of cos θ':>13} {'1/√d_k':>8}", end="")
+print(f" {'std of q·k':>11} {'√d_k':>6}")
+for d in (4, 64, 1024):
+    q = rng.standard_normal((2000, d))
+    k = rng.standard_normal((2000, d))
+    lengths = np.linalg.norm(q, axis=1) * np.linalg.norm(k, axis=1)
+    dots = (q * k).sum(axis=1)
+    cos = dots / lengths
+    print(f"{d:>5} {np.mean(lengths / d):>16.3f} {cos.std():>13.4f} {1 / np.sqrt(d):>8.4f}", end="")
+    print(f" {dots.std():>11.2f} {np.sqrt(d):>6.2f}")
+
+# %% [markdown]
+# In 1024 dimensions a random key is almost at right angles to a random query ($\cos\theta$
+# about $\pm 0.03$), yet the score is large, because it multiplies that small cosine by lengths
+# of about 32 each. Dividing by $\sqrt{d_k}$ removes exactly the growth that the lengths add and
+# the cosine does not take back.
 
 # %% [markdown]
 # ## Step 4: how close should a Monte Carlo check come?
 #
 # From $n$ draws we estimate the variance by $\hat\sigma^2 = \frac1n\sum_i (s_i - \bar s)^2$
-# (`np.var`). It is itself random; its standard error is
-#
-# $$\mathrm{SE}(\hat\sigma^2) \approx \sqrt{\frac{\mu_4 - \sigma^4}{n}},\qquad
-#   \mu_4 = E[(s - E s)^4].$$
-#
-# For $s = q\cdot k$ the fourth moment follows by expanding $(\sum_m q_m k_m)^4$: only terms where
-# every index appears an even number of times survive, giving
-# $\mu_4 = \sum_m E[q_m^4]E[k_m^4] + 3\sum_{m \ne l} 1 = 9\,d_k + 3\,d_k(d_k - 1) = 3d_k^2 + 6d_k$
-# (a standard normal has $E[z^4] = 3$). Hence
+# (`np.var`). It is itself random; for $s = q \cdot k$ its relative standard error is
 #
 # $$\frac{\mathrm{SE}(\hat\sigma^2)}{d_k} = \sqrt{\frac{2 + 6/d_k}{n}} .$$
 #
 # With $n = 200{,}000$ that is 0.63 % at $d_k = 1$ and about 0.32 % for large $d_k$. A correct
-# formula should land within about two standard errors ($|z| < 2$) most of the time, and
-# beyond three almost never. The mean has standard error $\sqrt{d_k/n}$, and the standard
-# deviation about half the variance's relative error.
+# formula lands within about two standard errors ($|z| < 2$) most of the time, and beyond three
+# almost never.
+#
+# <details><summary>Where the formula comes from (optional)</summary>
+#
+# For $n$ independent draws, $\mathrm{SE}(\hat\sigma^2) \approx \sqrt{(\mu_4 - \sigma^4)/n}$ with
+# $\mu_4 = E[(s - E s)^4]$. For $s = q\cdot k$ expand $(\sum_m q_m k_m)^4$: only terms where every
+# index appears an even number of times survive, giving
+# $\mu_4 = \sum_m E[q_m^4]E[k_m^4] + 3\sum_{m \ne l} 1 = 9\,d_k + 3\,d_k(d_k - 1) = 3d_k^2 + 6d_k$
+# (a standard normal has $E[z^4] = 3$). With $\sigma^4 = d_k^2$ this gives the formula above.
+# Without any theory, put the *sample* fourth moment in instead: the next cell does that for the
+# $XY$ check of step 2. The mean has standard error $\sqrt{d_k/n}$, and the standard deviation
+# about half the variance's relative error.
+#
+# </details>
 
 # %%
 for d_k in (1, 1024):
     print(f"d_k = {d_k:>4}: relative SE of the variance = {np.sqrt((2 + 6 / d_k) / N_PAIRS):.4%}")
 
-# %% [markdown]
-# The same estimate works for step 2 without any theory: put the *sample* fourth moment into
-# the formula.
-
-# %%
 xy = X * Y
 m4 = np.mean((xy - xy.mean()) ** 4)
 se = np.sqrt((m4 - np.var(xy) ** 2) / N_PAIRS)
-print(
-    f"Var(XY): Monte Carlo {np.var(xy):.3f} +- {se:.3f} (1 SE);"
-    f" formula {formula:.3f}, z = {(np.var(xy) - formula) / se:+.2f}"
-)
+print(f"Var(XY): Monte Carlo {np.var(xy):.3f} +- {se:.3f} (1 SE); formula {formula:.3f}")
+print(f"         z = (Monte Carlo - formula) / SE = {(np.var(xy) - formula) / se:+.2f}")
 
 # %% [markdown]
-# ## The Monte Carlo table seed 000 refers to
+# ## The Monte Carlo table
 #
-# Seed 000 says "sampling 200,000 independent $(q, k)$ pairs at several dimensions ... gives:"
-# and then the table is missing. Here it is. First, the numpy for one dimension, in plain
-# sight: draw the pairs, take the row-wise dot products, and measure.
+# A common lesson text says that "sampling 200,000 independent (q, k) pairs at several
+# dimensions and measuring the empirical variance of q·k gives:" and then the table is missing.
+# Here it is. First, the numpy for one dimension, in plain sight: draw the pairs, take the
+# row-wise dot products, and measure.
 
 # %%
 d_k = 16
@@ -167,23 +196,19 @@ q = rng.standard_normal((N_PAIRS, d_k))  # 200,000 queries, entries N(0, 1)
 k = rng.standard_normal((N_PAIRS, d_k))  # 200,000 keys
 scores = (q * k).sum(axis=1)  # one dot product per pair
 
-print(
-    f"d_k = {d_k}: mean {scores.mean():.4f}, variance {scores.var():.4f},"
-    f" std {scores.std():.4f}   (theory: 0, {d_k}, {np.sqrt(d_k):.4f})"
-)
+print(f"d_k = {d_k}: mean {scores.mean():.4f}, variance {scores.var():.4f}, std {scores.std():.4f}")
+print(f"theory:  mean 0, variance {d_k}, std {np.sqrt(d_k):.4f}")
 
 # %% [markdown]
 # At $d_k = 1024$ those two arrays would hold 3.3 GB. `attnlib.sample_dot_products` draws the
-# same way in chunks. With a fresh generator on the same seed and a small $n$ (one chunk), it
-# returns exactly the numbers of the by-hand draw:
+# same kind of pairs in small chunks, fast. Its variance at $d_k = 16$ agrees with the by-hand
+# draw within the sampling error of step 4:
 
 # %%
-by_hand_rng, library_rng = np.random.default_rng(SEED), np.random.default_rng(SEED)
-q_small = by_hand_rng.standard_normal((1000, d_k))
-k_small = by_hand_rng.standard_normal((1000, d_k))
-by_hand = (q_small * k_small).sum(axis=1)
-from_library = sample_dot_products(d_k, 1000, library_rng)
-print("same numbers:", np.allclose(by_hand, from_library, rtol=1e-12, atol=0))
+from_library = sample_dot_products(d_k, N_PAIRS, rng)
+se16 = d_k * np.sqrt((2 + 6 / d_k) / N_PAIRS)
+print(f"variance by hand {scores.var():.4f}, attnlib {from_library.var():.4f}", end="")
+print(f"   (1 SE = {se16:.4f})")
 
 # %% [markdown]
 # Now all six dimensions, 200,000 pairs each, from the one seeded `rng`. Besides mean, variance
@@ -196,21 +221,21 @@ raw = {d: sample_dot_products(d, N_PAIRS, rng) for d in D_KS}
 
 
 def variance_table(samples, theory_var):
-    """Print mean, variance, std of each sample beside the theory, with the variance's z-score."""
+    """Print mean, variance and std of each sample beside the theory, with the variance's z."""
     print(
-        f"{'d_k':>5} {'sqrt(d_k)':>9} {'mean':>8} {'theory var':>10} {'var':>10}"
-        f" {'SE(var)':>8} {'z':>6} {'std':>8}"
+        f"{'d_k':>5} {'√d_k':>8} {'mean':>8} {'theory var':>11} {'variance':>10}"
+        f" {'SE of var':>10} {'z':>6} {'std':>8}"
     )
     for d, s in samples.items():
         var = s.var()
         se = theory_var(d) * np.sqrt((2 + 6 / d) / s.size)
         print(
-            f"{d:>5} {np.sqrt(d):>9.4f} {s.mean():>8.4f} {theory_var(d):>10.4f} {var:>10.4f}"
-            f" {se:>8.4f} {(var - theory_var(d)) / se:>+6.2f} {s.std():>8.4f}"
+            f"{d:>5} {np.sqrt(d):>8.4f} {s.mean():>8.4f} {theory_var(d):>11.4f} {var:>10.4f}"
+            f" {se:>10.4f} {(var - theory_var(d)) / se:>+6.2f} {s.std():>8.4f}"
         )
 
 
-print(f"raw scores q.k, {N_PAIRS:,} pairs per row")
+print(f"raw scores q·k, {N_PAIRS:,} pairs per row")
 variance_table(raw, theory_var=lambda d: d)
 
 # %% [markdown]
@@ -220,56 +245,57 @@ variance_table(raw, theory_var=lambda d: d)
 
 # %%
 scaled = {d: s / np.sqrt(d) for d, s in raw.items()}
-print(f"scaled scores q.k / sqrt(d_k), same {N_PAIRS:,} pairs per row")
+print(f"scaled scores q·k / √d_k, same {N_PAIRS:,} pairs per row")
 variance_table(scaled, theory_var=lambda d: 1)
 
 # %% [markdown]
-# Dividing by $\sqrt{d_k}$ exactly divides each row by its own theory (so the $z$ column is
-# unchanged): the variance is 1 at every width. On a log-log plot the raw variance is a line of
-# slope 1 and the scaled one is flat (at $d_k = 1$ the two coincide: $\sqrt{1} = 1$). Error bars
-# of $\pm 2$ SE are drawn but are smaller than the markers.
+# Dividing by $\sqrt{d_k}$ divides each row by its own theory (so the $z$ column is unchanged):
+# the variance is 1 at every width. The histograms show what the two tables say. On the left
+# the raw scores spread out as $d_k$ grows; on the right, after the division, the three
+# histograms lie on top of each other and on the standard normal curve.
 
 # %%
-d_arr = np.array(D_KS)
-raw_var = np.array([raw[d].var() for d in D_KS])
-scaled_var = np.array([scaled[d].var() for d in D_KS])
-rel_se = np.sqrt((2 + 6 / d_arr) / N_PAIRS)
-
-fig, ax = plt.subplots(figsize=(7, 4.6))
-ax.plot(d_arr, d_arr, color="tab:blue", lw=1, alpha=0.6, label=r"theory: $d_k$")
-ax.errorbar(
-    d_arr,
-    raw_var,
-    yerr=2 * rel_se * d_arr,
-    fmt="o",
-    color="tab:blue",
-    label=r"raw $q\cdot k$ (Monte Carlo)",
-)
-ax.plot(d_arr, np.ones_like(d_arr), color="tab:orange", lw=1, alpha=0.6, label="theory: 1")
-ax.errorbar(
-    d_arr,
-    scaled_var,
-    yerr=2 * rel_se,
-    fmt="s",
-    color="tab:orange",
-    label=r"scaled $q\cdot k/\sqrt{d_k}$ (Monte Carlo)",
-)
-ax.set_xscale("log", base=2)
-ax.set_yscale("log", base=2)
-ax.set_xticks(D_KS, [str(d) for d in D_KS])
-ax.set_yticks([1, 4, 16, 64, 256, 1024], ["1", "4", "16", "64", "256", "1024"])
-ax.set_ylim(0.6, 2000)
-ax.set_xlabel(r"$d_k$")
-ax.set_ylabel("variance of the score")
-ax.set_title(f"Score variance, {N_PAIRS:,} pairs per point")
-ax.grid(True, which="major", alpha=0.3)
-ax.legend(loc="upper left")
+fig, (ax_raw, ax_scaled) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+colors = {4: "tab:green", 64: "tab:orange", 1024: "tab:blue"}
+for d, color in colors.items():
+    ax_raw.hist(
+        raw[d],
+        bins=np.linspace(-120, 120, 121),
+        density=True,
+        histtype="step",
+        lw=1.5,
+        color=color,
+        label=f"$d_k$ = {d}  (std {raw[d].std():.1f})",
+    )
+    ax_scaled.hist(
+        scaled[d],
+        bins=np.linspace(-5, 5, 101),
+        density=True,
+        histtype="step",
+        lw=1.5,
+        color=color,
+        label=f"$d_k$ = {d}",
+    )
+z = np.linspace(-5, 5, 201)
+ax_scaled.plot(z, np.exp(-(z**2) / 2) / np.sqrt(2 * np.pi), "k--", lw=1, label="N(0, 1)")
+ax_raw.set_title(r"raw scores $q\cdot k$")
+ax_scaled.set_title(r"scaled scores $q\cdot k/\sqrt{d_k}$")
+for ax, xlabel in ((ax_raw, r"$q\cdot k$"), (ax_scaled, r"$q\cdot k/\sqrt{d_k}$")):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("density")
+    ax.legend(loc="upper right", fontsize=9)
+ax_raw.set_ylim(0, 0.06)
+fig.suptitle(f"{N_PAIRS:,} random (q, k) pairs per width")
 plt.show()
 
 # %% [markdown]
-# ## Typical head widths (seed 004)
+# (At $d_k = 4$ the raw histogram is a narrow spike, cut off at the top so that the wider ones
+# can be seen; its scaled version is a little more peaked than the normal curve, because a sum
+# of only four products is not yet normal.)
 #
-# Real heads use $d_k = 64$ or 128. Without the scale, the raw scores' standard deviation is
+# ## Typical head widths
+#
+# Real heads use $d_k = 64$ or 128. Without the scale the raw scores' standard deviation is
 
 # %%
 for d in (64, 128):
@@ -277,29 +303,47 @@ for d in (64, 128):
 print(f"Monte Carlo at d_k = 64 (table above): std = {raw[64].std():.4f}")
 
 # %% [markdown]
-# 8 and 11.3, as seed 004 says. Scores of $\pm 20$ or $\pm 30$ are then ordinary.
+# 8 and 11.3. A common lesson text goes on: "without scaling, raw scores can easily reach ±20
+# or ±30". How easily, at standard deviation 8? For a normal score,
+# $P(|s| \ge c) = \mathrm{erfc}\big(c/(8\sqrt 2)\big)$; and we can count in the 200,000
+# Monte Carlo scores at $d_k = 64$:
+
+# %%
+for c in (20, 30):
+    p = math.erfc(c / 8 / math.sqrt(2))
+    count = np.sum(np.abs(raw[64]) >= c)
+    print(f"|score| >= {c}: {c / 8:.2f} std, probability {p:.2e}, about 1 in {1 / p:,.0f}")
+    print(f"    Monte Carlo: {count:,} of {N_PAIRS:,} scores (normal theory: {p * N_PAIRS:,.0f})")
+
+# %% [markdown]
+# $\pm 20$ is 2.5 standard deviations: about one score in 80, so most rows of a few hundred
+# keys have some. $\pm 30$ is 3.75 standard deviations: about 2 in 10,000 scores, rare, not
+# "easy" (it becomes ordinary at $d_k = 1024$, where the standard deviation is 32). Far out in
+# the tail the Monte Carlo count runs above the normal theory: given $q$, the score is exactly
+# normal with spread $|q|$, but $|q|$ varies from query to query, and that mixture of normals
+# has heavier tails than a single one. Rare either way. The
+# conclusion of the lesson survives: a raw score of 20 already dominates a softmax.
 #
-# Seed 004's exercise 1 puts a number on it: at $d_k = 64$ a raw score of 16 is two standard
+# A common exercise puts a number on it: at $d_k = 64$ a raw score of 16 is two standard
 # deviations, and scaling turns it into $16/8 = 2$. Compare what the softmax exponentiates:
 
 # %%
 raw_score, d = 16.0, 64
 print(f"scaled score = {raw_score:g} / sqrt({d}) = {raw_score / np.sqrt(d):g}")
-print(
-    f"exp({raw_score:g}) = {np.exp(raw_score):,.2f}    exp({raw_score / np.sqrt(d):g}) ="
-    f" {np.exp(raw_score / np.sqrt(d)):.3f}"
-)
+print(f"exp({raw_score:g}) = {np.exp(raw_score):,.2f}", end="    ")
+print(f"exp({raw_score / np.sqrt(d):g}) = {np.exp(raw_score / np.sqrt(d)):.3f}")
 
 # %% [markdown]
-# A factor of over a million between the two exponentials. (Seed 004 prints
+# A factor of over a million between the two exponentials. (The exercise prints
 # exp(16) ≈ 8,886,110, the integer part of 8,886,110.52.)
 #
-# ## What a standard deviation of 32 does to a softmax: a first look
+# ## How far apart are the scores?
 #
-# At $d_k = 1024$ the raw scores have standard deviation $\sqrt{1024} = 32$. Softmax turns
-# differences of scores into *ratios* of weights: $p_i / p_j = e^{x_i - x_j}$. Seed 000 says a
-# gap of 30 between the top score and the runner-up makes the top weight $e^{30} \approx 10^{13}$
-# times larger; seed 004 compares $e^{30}$ with $e^{10}$.
+# Softmax turns differences of scores into *ratios* of weights: $p_i / p_j = e^{x_i - x_j}$. So
+# what matters in a row is the **gap** between the top score and the runner-up. A common lesson
+# text says that at $d_k = 1024$ (standard deviation 32) "it is routine for the top score and
+# the runner-up to differ by 20–40", and that a gap of 30 gives the top token "e³⁰ ≈ 10¹³ times
+# more weight". First the exponentials:
 
 # %%
 print(f"e^30         = {np.exp(30):.4e}  (to 3 significant figures {np.exp(30):.2e})")
@@ -307,63 +351,90 @@ print(f"e^10         = {np.exp(10):,.2f}")
 print(f"e^30 / e^10  = e^20 = {np.exp(30) / np.exp(10):.4e}")
 
 # %% [markdown]
-# Two small corrections to seed 004, which writes "exp(30) ≈ 1.06 × 10^13" and "the ratio is
-# billions to one": $e^{30} = 1.0686 \times 10^{13}$, so **1.07** × 10^13 when rounded (1.06 is
-# a truncation), and $e^{30}/e^{10} = e^{20} \approx 4.85 \times 10^{8}$, about **half a
-# billion** to one, not billions. Seed 000's $e^{30} \approx 10^{13}$ is right as an order of
-# magnitude. Neither correction weakens the argument: half a billion to one is one-hot for any
-# practical purpose.
+# <details><summary>Two small corrections to another lesson text (optional)</summary>
 #
-# Is a gap of 30 realistic? One query against $T = 8$ keys at $d_k = 1024$, drawn with our
-# `rng`, then the same experiment on 500 queries:
+# Another text writes "exp(30) ≈ 1.06 × 10^13" and calls $e^{30}/e^{10}$ "billions to one".
+# $e^{30} = 1.0686 \times 10^{13}$, so **1.07** × 10^13 when rounded (1.06 cuts the digits off),
+# and $e^{30}/e^{10} = e^{20} \approx 4.85 \times 10^{8}$, about **half a billion** to one. The
+# $e^{30} \approx 10^{13}$ above is right as an order of magnitude. Neither correction weakens
+# the argument: half a billion to one is one-hot for any practical purpose.
+#
+# </details>
+#
+# Now one query against $T = 8$ keys at $d_k = 1024$, real vectors drawn with our `rng`:
 
 # %%
 d_k, T = 1024, 8
 q = rng.standard_normal(d_k)
 K = rng.standard_normal((T, d_k))
-s = K @ q
-
-
-def softmax_row(x):
-    e = np.exp(x - x.max())
-    return e / e.sum()
-
-
-top2 = np.sort(s)[-2:]
-print("raw scores       :", s)
-print(f"top - runner-up  : {top2[1] - top2[0]:.2f}")
-print("softmax(raw)     :", softmax_row(s))
-print("softmax(scaled)  :", softmax_row(s / np.sqrt(d_k)))
-
-q_many = rng.standard_normal((500, d_k))
-K_many = rng.standard_normal((500, T, d_k))
-s_many = np.einsum("nd,ntd->nt", q_many, K_many)
-gaps = np.diff(np.sort(s_many, axis=1)[:, -2:], axis=1)[:, 0]
-top_raw = np.array([softmax_row(r).max() for r in s_many])
-top_scaled = np.array([softmax_row(r / np.sqrt(d_k)).max() for r in s_many])
-print(
-    f"\n500 queries, T = {T}: median gap top - runner-up = {np.median(gaps):.1f};"
-    f" gap >= 20 in {np.mean(gaps >= 20):.0%} of rows"
-)
-print(
-    f"top weight > 0.99: raw {np.mean(top_raw > 0.99):.0%} of rows,"
-    f" scaled {np.mean(top_scaled > 0.99):.0%} of rows"
-)
+s = K @ q  # (T,) raw scores
+top_two = np.sort(s)[-2:]
+print("raw scores       :", np.array2string(s, precision=1))
+print(f"top - runner-up  : {top_two[1] - top_two[0]:.2f}")
+print("softmax(raw)     :", softmax(s))
+print("softmax(scaled)  :", softmax(s / np.sqrt(d_k)))
 
 # %% [markdown]
-# With 8 keys the gap between the two best raw scores is often 10 to 20 and sometimes well
-# beyond, not "routinely 20 to 40" (seed 000 overstates a little: the gap between the top two of
-# $T$ scores shrinks as $T$ grows). Even so, without the scale the top weight exceeds 0.99 in
-# a large share of rows; scaled, in none. A near one-hot softmax passes almost no gradient to
-# the losing scores: its derivative $p_i(\delta_{ij} - p_j)$ is close to 0 when every $p$ is
-# close to 0 or 1. That is the real reason for the scale, and notebook 04 explores it with a
-# live lab.
+# Is that row typical? We need many rows, for several sequence lengths $T$. Drawing 64 keys of
+# 1024 numbers for each of 5,000 rows would be 330 million numbers, but there is an exact
+# shortcut: **given** $q$, each score $q \cdot k_j = \sum_m q_m k_{jm}$ is a sum of independent
+# normals with variances $q_m^2$, so it is exactly $N(0, |q|^2)$, independently for each key. So
+# we draw real queries, take their lengths, and draw the scores as $|q|$ times standard normals.
+
+# %%
+n_rows = 5_000
+q_len = np.linalg.norm(rng.standard_normal((n_rows, d_k)), axis=1)  # |q| of 5,000 queries
+print(f"|q| at d_k = {d_k}: mean {q_len.mean():.2f}, std {q_len.std():.2f} (sqrt(d_k) = 32)\n")
+print("          median   gap in    gap    top weight > 0.99   top score")
+print("keys T       gap  [20, 40]  >= 10      raw   scaled      > 88.7")
+for T in (4, 8, 64):
+    s = q_len[:, None] * rng.standard_normal((n_rows, T))  # (n_rows, T) raw scores
+    top_two = np.sort(s, axis=1)[:, -2:]
+    gap = top_two[:, 1] - top_two[:, 0]
+    top_raw = softmax(s).max(axis=1)
+    top_scaled = softmax(s / np.sqrt(d_k)).max(axis=1)
+    print(
+        f"{T:>6} {np.median(gap):>9.1f} {np.mean((gap >= 20) & (gap <= 40)):>9.0%}"
+        f" {np.mean(gap >= 10):>6.0%} {np.mean(top_raw > 0.99):>8.0%}"
+        f" {np.mean(top_scaled > 0.99):>8.0%} {np.mean(top_two[:, 1] > 88.7):>11.1%}"
+    )
 
 # %% [markdown]
-# ## Question 6 of seed 000: entries with variance $\sigma^2$
+# Reading the table:
 #
-# *Suppose the learned $W_Q, W_K$ produce entries with variance $\sigma_q^2$ and $\sigma_k^2$
-# instead of 1 (still independent, zero mean). What is the right denominator?*
+# * The typical gap is smaller than "20–40" and **shrinks** as $T$ grows: more keys crowd the
+#   top. A gap in $[20, 40]$ happens in a minority of rows, not routinely.
+# * It does not need to be 30. A gap of 10 is already a weight ratio $e^{10} \approx 22{,}026$,
+#   and without the scale the top weight exceeds 0.99 in most rows. After dividing by
+#   $\sqrt{d_k} = 32$ the gaps are 32 times smaller and no row is that one-sided.
+# * The last column is the share of rows whose largest raw score passes 88.7, where $e^x$
+#   overflows float32 (notebook 05 explains why that is *not* the reason for the scale).
+#
+# **Why a one-sided softmax stops learning.** The derivative of softmax is
+# $\partial p_i/\partial x_j = p_i(\delta_{ij} - p_j)$. When $p$ is nearly one-hot every entry is
+# nearly 0: for the losers because $p_i \approx 0$, and **for the winner too**, because
+# $p_i(1 - p_i) \approx 0$ when $p_i \approx 1$. No score, not even the winning one, gets a useful
+# gradient. For the single row above:
+
+# %%
+d_k, T = 1024, 8
+s = K @ q  # the single row drawn above
+for label, x in (("raw", s), ("scaled", s / np.sqrt(d_k))):
+    p = softmax(x)
+    J = softmax_jacobian(p)
+    i = p.argmax()
+    print(f"{label:>6}: top weight {p[i]:.6f}, ∂p_top/∂x_top = {J[i, i]:.2e},", end=" ")
+    print(f"largest |J| entry {np.abs(J).max():.2e}")
+
+# %% [markdown]
+# Notebook 04 explores this with a live lab.
+
+# %% [markdown]
+# ## Entries with variance $\sigma^2$
+#
+# A common lesson asks: *suppose the learned $W_Q, W_K$ produce entries with variance
+# $\sigma_q^2$ and $\sigma_k^2$ instead of 1 (still independent, zero mean). What is the right
+# denominator?*
 #
 # Step 1 again: $\mathrm{Var}(q_m k_m) = E[q_m^2]E[k_m^2] - 0 = \sigma_q^2\sigma_k^2$. Step 3
 # again: $\mathrm{Var}(q\cdot k) = d_k\,\sigma_q^2\sigma_k^2$, so
@@ -373,34 +444,48 @@ print(
 #
 # The textbook $1/\sqrt{d_k}$ is exact only when $\sigma_q\sigma_k = 1$. Otherwise it leaves a
 # variance of $\sigma_q^2\sigma_k^2$: too large (softmax saturates again) or too small (softmax
-# goes flat). That is why transformers pair the scale with initialisation and normalisation
-# (LayerNorm) that keep activations near unit variance. The check, 200,000 pairs at
-# $d_k = 16$ for each $(\sigma_q, \sigma_k)$, with the $z$-score of step 4:
+# goes flat). The check, 200,000 pairs at $d_k = 16$ for each $(\sigma_q, \sigma_k)$, with the
+# $z$-score of step 4:
 
 # %%
 d_k = 16
-header = (
-    f"{'sigma_q':>7} {'sigma_k':>7} {'Var(q.k)':>10} {'d_k sq^2 sk^2':>13}"
-    f" {'Var(/sqrt d_k)':>14} {'Var(/(sqrt d_k sq sk))':>22} {'z':>6}"
-)
-lines = [header]
+print("                               theory       variance after dividing by")
+print(" σ_q   σ_k    Var(q·k)   d_k σ_q² σ_k²         √d_k    √d_k σ_q σ_k       z")
 for sigma_q, sigma_k in [(1.0, 1.0), (2.0, 3.0), (0.5, 0.5)]:
     s = sample_dot_products(d_k, N_PAIRS, rng, sigma_q=sigma_q, sigma_k=sigma_k)
     theory = d_k * sigma_q**2 * sigma_k**2
     se = theory * np.sqrt((2 + 6 / d_k) / N_PAIRS)
     textbook = s / np.sqrt(d_k)
     corrected = s / (np.sqrt(d_k) * sigma_q * sigma_k)
-    lines.append(
-        f"{sigma_q:>7} {sigma_k:>7} {s.var():>10.4f} {theory:>13.4f}"
-        f" {textbook.var():>14.4f} {corrected.var():>22.4f}"
-        f" {(s.var() - theory) / se:>+6.2f}"
+    print(
+        f"{sigma_q:>4} {sigma_k:>5} {s.var():>11.4f} {theory:>15.4f} {textbook.var():>12.4f}"
+        f" {corrected.var():>15.4f} {(s.var() - theory) / se:>+7.2f}"
     )
-print("\n".join(lines))
 
 # %% [markdown]
 # With $\sigma_q = 2$, $\sigma_k = 3$ the textbook scale leaves a variance of about
 # $2^2 \cdot 3^2 = 36$ (standard deviation 6); with $\sigma_q = \sigma_k = 0.5$ it leaves
 # $0.0625$. Dividing by $\sqrt{d_k}\,\sigma_q\sigma_k$ restores 1 in every row.
+#
+# ## When does the unit-variance assumption hold?
+#
+# Everything above assumed independent entries with mean 0 and variance 1. That is a model,
+# true at best near initialisation, and it is worth knowing where it bends:
+#
+# * **LayerNorm normalises $x$, not $q = xW_Q$.** The entries of $q$ have variance set by the
+#   size of $W_Q$: of order 1 with the usual initialisation, and whatever training makes it
+#   later.
+# * **$q$ and $k$ of one token are correlated**, because both are computed from the same $x$.
+#   With $W_K = W_Q$, a token's score against itself is $|q|^2$, with mean $d_k$, not 0.
+# * **Trained scores grow.** Training is free to enlarge $W_Q$ and $W_K$ to sharpen attention,
+#   and in large models the scores can grow until the softmax saturates and training becomes
+#   unstable. That is why some models also normalise $q$ and $k$ themselves (a LayerNorm on
+#   each, "QK-norm", used for example in the 22-billion-parameter vision transformer ViT-22B)
+#   before the dot product.
+#
+# So $1/\sqrt{d_k}$ is the right scale for unit-variance entries, a sound default at
+# initialisation, and the reason the other parts of a transformer try to keep activations near
+# unit variance; it is not a guarantee that trained scores stay near 1.
 
 # %% [markdown]
 # ## Check yourself
@@ -428,11 +513,14 @@ print("\n".join(lines))
 #
 # * For independent entries with mean 0 and variance 1, $\mathrm{Var}(q_m k_m) = 1$ and
 #   $\mathrm{Var}(q\cdot k) = d_k$: raw scores grow like $\sqrt{d_k}$ (8 at 64, 11.3 at 128,
-#   32 at 1024). In general $\mathrm{Var}(XY) = \mu_X^2\sigma_Y^2 + \mu_Y^2\sigma_X^2 +
-#   \sigma_X^2\sigma_Y^2$.
+#   32 at 1024). Geometrically: $|q|\,|k| \approx d_k$ while random vectors are nearly
+#   orthogonal, $\cos\theta \sim 1/\sqrt{d_k}$.
 # * 200,000 pairs per width confirm it to within the predicted sampling error,
 #   $\sqrt{(2 + 6/d_k)/n}$ relative, about 0.3 to 0.6 %.
 # * Dividing by $\sqrt{d_k}$ makes the variance 1 at every width; with entry variances
-#   $\sigma_q^2, \sigma_k^2$ the right divisor is $\sqrt{d_k}\,\sigma_q\sigma_k$.
-# * Large score spreads make softmax nearly one-hot ($e^{20} \approx 4.85 \times 10^8$), which
-#   starves learning of gradient. Next: notebook 03 works the "it" example by hand.
+#   $\sigma_q^2, \sigma_k^2$ the right divisor is $\sqrt{d_k}\,\sigma_q\sigma_k$. Trained models
+#   need not keep unit variance, which is why some also normalise $q$ and $k$.
+# * Unscaled at $d_k = 1024$, the gap between the top two scores is typically 10 to 20, a
+#   weight ratio of $e^{10} \approx 22{,}000$ or more; the softmax is nearly one-hot and its
+#   gradient nearly zero for every score, the winner's included. Next: notebook 03 works the
+#   "it" example by hand.
