@@ -30,17 +30,14 @@
 # 4. say what happens to a query that may attend to nothing, why naive code gives NaN, and why
 #    `attnlib` returns zeros instead;
 # 5. build the causal mask for a KV cache, where there are more keys than queries.
-#
-# Source: seed text 003 ("causal masking: no peeking at the future"), whose "next steps" in 004
-# point here too.
 
 # %% [markdown]
 # ## Our sentence and its scores
 #
-# Seed 003 uses the sentence *"The animal crossed the road because it was tired"*. Its printed
-# weights come from `np.random.randn` without a seed, so nobody can reproduce them, including
-# us. We follow the same method with our own **seeded** numbers: random embeddings $X$ and
-# projections $W_Q, W_K, W_V$ ($d_{\text{model}} = 8$, $d_k = 4$ as in 003), with the projections
+# A common lesson text on masking uses the sentence *"The animal crossed the road because it was
+# tired"*, with random embeddings and projections. We follow the same method with our own
+# **seeded** numbers, so that every number below comes out the same on every run: random
+# embeddings $X$ and projections $W_Q, W_K, W_V$ ($d_{\text{model}} = 8$, $d_k = 4$), with the projections
 # divided by $\sqrt{d_{\text{model}}}$ so that the scaled scores have a standard deviation near 1
 # (notebook 02 explains why that matters). The weights are random, not trained: do not read
 # meaning into *which* word "it" picks. The masks are the point.
@@ -51,7 +48,7 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-np.set_printoptions(precision=4, suppress=True, linewidth=100)
+np.set_printoptions(precision=4, suppress=True, linewidth=88)
 
 SEED = 6
 rng = np.random.default_rng(SEED)
@@ -90,7 +87,8 @@ causal = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
 print(causal.astype(int))
 
 masked_scores = np.where(causal, scores, -np.inf)
-print("\nmasked scores, row 2 ('crossed'):", masked_scores[2])
+print("\nmasked scores, row 2 ('crossed'):")
+print(masked_scores[2])
 print("exp of -inf is exactly", np.exp(-np.inf))
 
 
@@ -108,9 +106,8 @@ print(weights_causal)
 print("row sums:", weights_causal.sum(axis=-1))
 
 # %% [markdown]
-# Row 0 ("The") has only itself to look at, so its weight on itself is exactly 1, as in 003.
-# Every row sums to 1, and everything above the diagonal is exactly 0. As a picture (the
-# attention map of 003, which its text mentions but does not show):
+# Row 0 ("The") has only itself to look at, so its weight on itself is exactly 1. Every row sums
+# to 1, and everything above the diagonal is exactly 0. As a picture, the attention map:
 
 # %%
 from attnlib.heatmap import attention_heatmap
@@ -128,19 +125,22 @@ plt.show()
 # %% [markdown]
 # ## Why before the softmax, not after
 #
-# A tempting shortcut: compute the ordinary softmax, then set the future weights to zero.
-# Seed 003 says why not: the rows would no longer sum to 1. Here are the sums:
+# A tempting shortcut: compute the ordinary softmax, then set the future weights to zero. The
+# lesson text warns: "if you zeroed the weights afterwards, the rows would no longer sum to 1 and
+# the output would be scaled inconsistently across positions." Here are the sums:
 
 # %%
 weights_full = softmax_rows(scores)
 weights_zeroed_after = np.where(causal, weights_full, 0.0)
-print("row sums, zeroed after the softmax: ", weights_zeroed_after.sum(axis=-1))
-print("row sums, -inf before the softmax:  ", weights_causal.sum(axis=-1))
+print("row sums, zeroed after the softmax:")
+print(weights_zeroed_after.sum(axis=-1))
+print("row sums, -inf before the softmax:")
+print(weights_causal.sum(axis=-1))
 
 # %% [markdown]
 # Each row's output $\sum_j a_{ij} v_j$ is then a weighted average shrunk by a different factor
-# per position, which is what 003 means by "scaled inconsistently". There is a second, worse
-# problem that 003 does not mention: **the future still leaks in**. The zeroed row was divided
+# per position: that is "scaled inconsistently". There is a second, worse problem that the lesson
+# text does not mention: **the future still leaks in**. The zeroed row was divided
 # by a denominator $\sum_j e^{s_{ij}}$ that includes the future keys. Change only the last
 # token ("tired") and watch the output at position 3 ("the"), which should not depend on it:
 
@@ -160,8 +160,10 @@ def out_after(s):
 
 i = 3
 print(f"output at position {i} ({tokens[i]!r}) when only {tokens[-1]!r} changes:")
-print("  -inf before softmax:", out_before(scores)[i], "->", out_before(scores_changed)[i])
-print("  zeroed after:       ", out_after(scores)[i], "->", out_after(scores_changed)[i])
+print("  -inf before softmax:", out_before(scores)[i])
+print("               after: ", out_before(scores_changed)[i])
+print("  zeroed after softmax:", out_after(scores)[i])
+print("                after: ", out_after(scores_changed)[i])
 
 # %% [markdown]
 # Masking before the softmax makes position 3 blind to the future: its output is unchanged.
@@ -174,8 +176,17 @@ print("  zeroed after:       ", out_after(scores)[i], "->", out_after(scores_cha
 # ### The same with `attnlib`
 #
 # `attnlib.causal_mask(T)` is the same lower triangle, and
-# `scaled_dot_product_attention(Q, K, V, mask=...)` applies it before its softmax, with the same
-# convention as PyTorch's boolean `attn_mask`: `True` = may attend.
+# `scaled_dot_product_attention(Q, K, V, mask=...)` applies it before its softmax. In `attnlib`,
+# `True` = **may attend**.
+#
+# > **Warning: PyTorch has two opposite conventions for boolean masks.**
+# > `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)` reads `True` as
+# > "may attend", like `attnlib`. `torch.nn.MultiheadAttention` (its `attn_mask` and its
+# > `key_padding_mask`) reads `True` as "**not** allowed, ignore this key". Pass one library's
+# > mask to the other and you mask exactly the keys you meant to keep; the code runs, and the
+# > model silently attends to the future or to the padding. Check the documentation of the
+# > function you call, and convert with `~mask` when you move between them. (Float masks are
+# > added to the scores in both: `0` = attend, `-inf` = masked.)
 
 # %%
 from attnlib import causal_mask, padding_mask, scaled_dot_product_attention
@@ -292,8 +303,20 @@ print("real rows 0-2 equal the key-padding result:", np.allclose(w_both[:3], wei
 #
 # When a model generates text, it has already computed the keys and values of the earlier
 # tokens and keeps them (the **KV cache**). For the newest tokens it computes only their
-# queries: $T_q$ new queries against $T_k \ge T_q$ keys. The new queries are the *last* $T_q$
-# positions, so query $i$ (counted among the new ones) may see keys
+# queries: $T_q$ new queries against $T_k \ge T_q$ keys. The shapes, per layer, with batch $B$
+# and $H$ heads:
+#
+# | array | shape | here ($B = H = 1$, dropped) |
+# | --- | --- | --- |
+# | cached keys $K$ | $(B, H, T_k, d_k)$ | $(9, 4)$ |
+# | cached values $V$ | $(B, H, T_k, d_v)$ | $(9, 4)$ |
+# | new queries $Q_{\text{new}}$ | $(B, H, T_q, d_k)$ | $(2, 4)$ |
+# | scores, weights, mask | $(B, H, T_q, T_k)$; the mask $(T_q, T_k)$ broadcasts | $(2, 9)$ |
+# | output | $(B, H, T_q, d_v)$ | $(2, 4)$ |
+#
+# Each generated token appends one row to $K$ and $V$ ($T_k$ grows by 1) and brings one new query
+# ($T_q = 1$); $T_q > 1$ when a prompt is read in chunks, as here. The new queries are the *last*
+# $T_q$ positions, so query $i$ (counted among the new ones) may see keys
 # $j \le i + (T_k - T_q)$: the mask is the bottom $T_q$ rows of the full causal mask.
 #
 # Careful: `np.tril` of a $T_q \times T_k$ block is aligned to the *top left*, which is wrong
@@ -343,7 +366,12 @@ plt.show()
 # mask, give exactly the last two rows of full causal attention over all nine tokens.
 
 # %%
-out_cache, _ = scaled_dot_product_attention(Q[-T_q:], K, V, mask=causal_mask(T_q, T_k))
+Q_new, K_cache, V_cache = Q[-T_q:], K, V  # 2 new queries; the cache holds all 9 keys and values
+print("Q_new", Q_new.shape, " K_cache", K_cache.shape, " V_cache", V_cache.shape)
+out_cache, w_cache = scaled_dot_product_attention(
+    Q_new, K_cache, V_cache, mask=causal_mask(T_q, T_k)
+)
+print("weights", w_cache.shape, " output", out_cache.shape)
 print("cached-step output:\n", out_cache)
 print(
     "equals the last rows of the full causal output:", np.allclose(out_cache, output_causal[-T_q:])
@@ -354,12 +382,16 @@ print(
 #
 # The same sentence and the same scores, live. Pick a **query token** and a **mask**; the left
 # panel shows the whole weight matrix (grey cells are masked), the right one the outlined row as
-# bars, with an × on every masked key. The **sentence length** slider sets where the padding
-# starts; it only acts on the two padding masks and is disabled for the others.
+# bars, with an × on every masked key; the two lines above the picture give the row's numbers.
+# The **sentence length** slider sets where the padding starts: positions from there on are
+# labelled `<pad>`. It only acts on the two padding masks and is disabled for the others.
 #
 # Things to try: with the causal mask, slide the query from "The" to "tired" and watch the
-# number of allowed keys grow by one each step. Switch to "padding", set the length to 3 and
-# pick the query "road": a padded query still attends to the real keys. Then choose
+# number of allowed keys grow by one each step. Choose **zero after softmax (wrong)**, the
+# shortcut of this notebook: the red bars are too short, the row no longer sums to 1, and the
+# hatched bars show the weight the future keys took in the softmax's denominator, which is how
+# the future leaks into the past. Which query loses the most? Switch to "padding", set the length
+# to 3 and pick query 4: a padded query still attends to the real keys. Then choose
 # "causal + padding": which rows are the same as with "causal" alone, and why?
 #
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
@@ -394,8 +426,11 @@ masking_lab(scores, tokens)
 #    at least 1), so every row sums to 1, padded queries included. Masking padded queries too
 #    leaves them with no allowed key: naive code gives NaN rows, `attnlib` gives zero rows.
 #
-# *The lab's question.* With "causal + padding", the rows of the real tokens (positions below
-# the length) are the same as with "causal" alone: the causal mask already hides every key after
+# *The lab's questions.* In the wrong mode each query loses $1 - $ (its row sum), the weight its
+# future keys took: the row sums printed in "Why before the softmax, not after" answer it. The
+# last query has no future key and loses nothing; the early queries, with the most future keys,
+# tend to lose the most. With "causal + padding", the rows of the real tokens (positions below the
+# length) are the same as with "causal" alone: the causal mask already hides every key after
 # them, and the padding keys all come after them.
 #
 # </details>
@@ -403,7 +438,8 @@ masking_lab(scores, tokens)
 # %% [markdown]
 # ## Summary
 #
-# - A mask is a boolean matrix, `True` = this query may attend to this key. Apply it to the
+# - A mask is a boolean matrix, `True` = this query may attend to this key (as in `attnlib` and
+#   PyTorch's `scaled_dot_product_attention`; `nn.MultiheadAttention` uses the opposite). Apply it to the
 #   **scores**, as $-\infty$, **before** the softmax: forbidden keys then get weight exactly 0
 #   and the allowed ones share all of it.
 # - Zeroing weights after the softmax breaks the row sums and, worse, lets the future leak into
@@ -412,5 +448,6 @@ masking_lab(scores, tokens)
 #   shape `(B, 1, T)` to broadcast over queries.
 # - A row with no allowed key is $0/0$: NaN in naive code, zeros in `attnlib` and
 #   FlashAttention. Its output is discarded anyway; zeros keep NaN from spreading.
-# - With a KV cache ($T_k > T_q$) the causal mask is the bottom $T_q$ rows of the full one:
-#   `np.tril(..., k=T_k - T_q)` or `attnlib.causal_mask(T_q, T_k)`.
+# - With a KV cache of shape $(B, H, T_k, d)$ and $T_q < T_k$ new queries, the causal mask is the
+#   bottom $T_q$ rows of the full one: `np.tril(..., k=T_k - T_q)` or
+#   `attnlib.causal_mask(T_q, T_k)`.
