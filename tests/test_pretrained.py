@@ -274,3 +274,23 @@ def test_mean_pool_refuses_a_zero_length() -> None:
 def test_l2_normalize_gives_unit_rows_and_keeps_a_zero_row_zero() -> None:
     out = l2_normalize(np.array([[3.0, 4.0], [0.0, 0.0]]))
     np.testing.assert_allclose(out, [[0.6, 0.8], [0.0, 0.0]])
+
+
+# --- the picture of every head ------------------------------------------------------------------
+
+
+def test_head_mosaic_places_map_l_h_in_its_tile_with_blank_gaps() -> None:
+    from attnlib.pretrained.figures import head_mosaic
+
+    weights = np.arange(2 * 3 * 4 * 4, dtype=float).reshape(2, 3, 4, 4)
+    mosaic = head_mosaic(weights)
+    assert mosaic.shape == (2 * 5 - 1, 3 * 5 - 1)
+    np.testing.assert_array_equal(mosaic[5:9, 10:14], weights[1, 2])
+    assert np.isnan(mosaic[4]).all() and np.isnan(mosaic[:, 9]).all()
+
+
+def test_head_grid_refuses_weights_that_are_not_layers_by_heads_by_square(ax) -> None:
+    from attnlib.pretrained.figures import head_grid
+
+    with pytest.raises(ValueError, match=r"\(n_layers, n_heads, T, T\); got shape \(2, 3, 4\)"):
+        head_grid(np.zeros((2, 3, 4)), ax=ax)

@@ -201,8 +201,8 @@ class MiniLM:
     def __repr__(self) -> str:
         c = self.config
         return (
-            f"MiniLM(all-MiniLM-L6-v2: {c.n_layers} layers, {c.n_heads} heads of d_head ="
-            f" {c.d_head}, d_model = {c.d_model}, d_ff = {c.d_ff}, float32, numpy)"
+            f"MiniLM(all-MiniLM-L6-v2, numpy float32: {c.n_layers} layers, {c.n_heads} heads"
+            f" of {c.d_head}, d_model {c.d_model})"
         )
 
     # --- tokens -----------------------------------------------------------------------------
