@@ -1,0 +1,657 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 · The cost of attention, and computing it in tiles
+#
+# Every query is compared with every key, so attention builds a $T \times T$ matrix of scores.
+# This notebook counts what that matrix costs, measures it, and then takes it apart: the
+# **online softmax** computes the same softmax while the keys stream past one block at a time,
+# which lets attention run in small tiles (the idea behind FlashAttention) without ever holding
+# the whole matrix.
+#
+# **Learning goals.** After this notebook you can
+#
+# 1. count the multiply-adds and the memory of the $(T, T)$ scores, and say why doubling $T$
+#    quadruples them (and why 2k to 8k tokens is 16 times the work);
+# 2. measure the time of attention for growing $T$ and read the exponent off a log-log plot;
+# 3. derive the online softmax: a running maximum $m$, a running normaliser $\ell$, and the
+#    rescale factor $e^{m_{old} - m_{new}}$ when the maximum grows;
+# 4. follow tiled attention tile by tile, and explain why its output equals plain attention to
+#    about $10^{-16}$ but not bit for bit;
+# 5. measure peak memory and show what tiling removes (the $T^2$ memory) and what it keeps (the
+#    $T^2$ work).
+#
+# Prerequisites: notebook 05 (subtracting the maximum inside softmax) and notebook 06 (the
+# causal mask). Notebook 07 counted the cost of heads; here we count the cost of $T$.
+
+# %% [markdown]
+# ## The claims we examine
+#
+# A common lesson text says, right after computing `scores = Q @ K.T`:
+#
+# > Note the shape. This matrix is (seq_len, seq_len) — every token against every token. That
+# > is where the famous quadratic cost of transformers comes from, and it is why context length
+# > is expensive.
+#
+# and later:
+#
+# > Doubling context quadruples attention cost and memory. [...] FlashAttention in particular
+# > does not change the maths at all; it computes the same result in tiles that fit in fast
+# > on-chip memory, which is why it is a pure speed and memory win with identical outputs.
+#
+# > Going from 2k to 8k tokens is 16× more attention work. FlashAttention computes the same
+# > result without materialising the full matrix, which removes the memory wall but not the
+# > quadratic compute.
+#
+# We check each of these with numbers.
+#
+# One setting first. We time numpy code below, and numpy hands matrix products to a BLAS
+# library that may start several threads. On a shared machine, threads that wait for each other
+# make timings jump around, so we ask for a single thread. This only works before numpy is first
+# imported, so it comes first (after *Kernel → Restart* it takes effect again).
+
+# %%
+import os
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # one BLAS thread: steadier timings
+os.environ["OMP_NUM_THREADS"] = "1"
+
+import time
+import tracemalloc
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+np.set_printoptions(precision=4, suppress=True)
+
+# %% [markdown]
+# ## 1. Counting the work
+#
+# With $Q$ of shape $(T, d_k)$, $K$ of shape $(T, d_k)$ and $V$ of shape $(T, d_v)$:
+#
+# $$S = \frac{Q K^\top}{\sqrt{d_k}} \in \mathbb{R}^{T \times T}, \qquad
+# A = \mathrm{softmax}(S), \qquad O = A V \in \mathbb{R}^{T \times d_v}.$$
+#
+# Every entry $S_{ij} = q_i \cdot k_j / \sqrt{d_k}$ is a dot product of length $d_k$:
+# $d_k$ multiply-adds, and there are $T^2$ of them. Every output row $o_i = \sum_j A_{ij} v_j$
+# takes $T d_v$ multiply-adds. The softmax does a few operations per entry. So
+#
+# $$\text{multiply-adds} = T^2 d_k + T^2 d_v = T^2 (d_k + d_v), \qquad
+# \text{entries of } S \text{ (and of } A\text{)} = T^2 .$$
+#
+# Both are $T^2$ times something that does not depend on $T$: double $T$ and both grow
+# $2^2 = 4$ times. We use $d_k = d_v = 64$ (one head of the standard model with
+# $d_{model} = 512$ split into 8 heads, as in notebook 07) and count in float32, 4 bytes a
+# number:
+
+# %%
+d_k = d_v = 64
+
+
+def attention_madds(T, d_k, d_v):
+    """Multiply-adds of Q K^T and A V for T queries and T keys."""
+    return T * T * d_k + T * T * d_v
+
+
+print(f"{'T':>7} {'multiply-adds':>16} {'entries of S':>14} {'S in float32':>13} {'vs T/2':>7}")
+for T in (1024, 2048, 4096, 8192, 16384):
+    madds, entries = attention_madds(T, d_k, d_v), T * T
+    growth = madds / attention_madds(T // 2, d_k, d_v)
+    print(f"{T:>7,} {madds:>16,} {entries:>14,} {entries * 4 / 2**20:>9,.0f} MiB {growth:>6.0f}x")
+
+print(
+    "2k -> 8k tokens: the work grows",
+    attention_madds(8192, d_k, d_v) // attention_madds(2048, d_k, d_v),
+    "times",
+)
+
+# %% [markdown]
+# Each doubling multiplies the work and the size of $S$ by exactly 4, and 2k to 8k is
+# $4^2 = 16$ times, as the lesson says. The memory is per head and per sequence: a layer of 8
+# heads keeps 8 such matrices, and training keeps every layer's weights for the backward pass.
+
+# %%
+n_heads, T = 8, 8192
+print(f"weights of one layer, {n_heads} heads, T = {T:,}: {n_heads * T * T * 4 / 2**30:.0f} GiB")
+
+# %% [markdown]
+# <details>
+# <summary>A precision note on "16× more attention work" (optional)</summary>
+#
+# The 16 is exact for the part of attention that compares tokens: $Q K^\top$, the softmax and
+# $A V$. An attention *layer* also projects every token, $Q = X W_Q$, $K = X W_K$,
+# $V = X W_V$ and the output through $W_O$: four products of $T \times d_{model}$ by
+# $d_{model} \times d_{model}$, which grow only linearly with $T$. With $d_{model} = 512$ the whole
+# layer grows a little less than 16 times:
+
+
+# %%
+def layer_madds(T, d_model=512):
+    """Multiply-adds of one attention layer: 4 projections plus Q K^T and A V of all heads."""
+    return 4 * T * d_model * d_model + attention_madds(T, d_model, d_model)
+
+
+print(f"whole layer, 2k -> 8k tokens: {layer_madds(8192) / layer_madds(2048):.2f} times the work")
+for T in (2048, 8192):
+    share = attention_madds(T, 512, 512) / layer_madds(T)
+    print(f"  T = {T:,}: Q K^T and A V are {share:.0%} of the layer's multiply-adds")
+
+# %% [markdown]
+# The longer the context, the more the $T^2$ part dominates and the closer the ratio gets to 16.
+# (The feed-forward block after attention also grows linearly, so a whole transformer grows by
+# less again.)
+#
+# </details>
+
+# %% [markdown]
+# ## 2. Measuring it
+#
+# Counting is exact; a clock is the real test. Here is plain attention written out in numpy
+# (notebook 05's softmax with the row maximum subtracted), and `attnlib.tiled_attention`, the
+# tiled version that sections 3 and 4 build. We time both in float32 for $T$ from 256 to 2048.
+#
+# Two precautions make the measurement fair on a shared machine. We read
+# `time.process_time()`, the processor time *our* program used, rather than a wall clock, which
+# would also count the moments other programs had the processor. And we keep the fastest of
+# three runs per size, with the sizes interleaved.
+
+# %%
+import math
+
+from attnlib import tiled_attention
+
+
+def plain_attention(Q, K, V):
+    """softmax(Q K^T / sqrt(d_k)) V, building the whole (T, T) score matrix."""
+    S = Q @ K.T / math.sqrt(Q.shape[-1])
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A /= A.sum(axis=-1, keepdims=True)
+    return A @ V
+
+
+SEED = 8
+rng = np.random.default_rng(SEED)
+sizes = np.array([256, 512, 1024, 2048])
+inputs = {T: [rng.normal(size=(T, d)).astype(np.float32) for d in (d_k, d_k, d_v)] for T in sizes}
+methods = {
+    "plain": plain_attention,
+    "tiled": lambda Q, K, V: tiled_attention(Q, K, V, block_size=128),
+}
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+seconds = {name: np.full(len(sizes), np.inf) for name in methods}
+for _ in range(3):
+    for i, T in enumerate(sizes):
+        for name, method in methods.items():
+            start = time.process_time()
+            method(*inputs[T])
+            seconds[name][i] = min(seconds[name][i], time.process_time() - start)
+
+print(f"{'T':>6} {'plain (ms)':>11} {'x previous':>11} {'tiled (ms)':>11} {'x previous':>11}")
+for i, T in enumerate(sizes):
+    row = f"{T:>6}"
+    for name in methods:
+        growth = f"{seconds[name][i] / seconds[name][i - 1]:.1f}x" if i else ""
+        row += f" {1e3 * seconds[name][i]:>11.1f} {growth:>11}"
+    print(row)
+
+# %% [markdown]
+# If time is $c\,T^p$, then $\log(\text{time}) = \log c + p \log T$: on log-log axes it is a
+# straight line of slope $p$. The dashed grey lines have slope exactly 2.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig, ax = plt.subplots(figsize=(6.5, 4))
+for name, marker in (("plain", "o"), ("tiled", "s")):
+    ax.loglog(sizes, 1e3 * seconds[name], marker=marker, label=f"{name} attention")
+for name in methods:  # slope-2 guides through each method's largest size
+    ax.loglog(sizes, 1e3 * seconds[name][-1] * (sizes / sizes[-1]) ** 2, "--", color="gray", lw=1)
+ax.set_xticks(sizes, [str(T) for T in sizes])
+ax.xaxis.set_minor_locator(plt.NullLocator())
+ax.set_xlabel("sequence length T (log scale)")
+ax.set_ylabel("processor time (ms, log scale)")
+ax.set_title("time of attention against T; dashed: slope 2")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# The slope is the exponent $p$; we fit it by least squares on the logarithms. (The step from
+# 256 to 512 is often steeper than 4x: a $256 \times 256$ float32 matrix, 256 KiB, fits in the
+# processor's cache, a larger one travels to and from main memory, which costs more per entry.)
+# The fitted values change a little from run to run, so what the notebook checks is a
+# tolerance: an exponent near 1 or near 3 would fail it.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+exponents = {name: np.polyfit(np.log(sizes), np.log(secs), 1)[0] for name, secs in seconds.items()}
+for name, p in exponents.items():
+    print(f"{name}: fitted exponent p = {p:.2f}")
+
+# %%
+for name, p in exponents.items():
+    print(f"{name} attention: time grows like T^p, p close to 2 (1.5 < p < 2.5):", 1.5 < p < 2.5)
+
+# %% [markdown]
+# Both are quadratic: doubling $T$ multiplies the time by about 4 (the "x previous" columns),
+# tiled or not, because tiling does the same multiply-adds in a different order. Which of the
+# two is faster depends on the machine. On a CPU the tiled one can even win: a $128 \times 128$
+# tile stays in the processor's small, fast cache while a $2048 \times 2048$ matrix must travel
+# to and from main memory. That is FlashAttention's idea on a GPU, where the fast memory is the
+# chip's own; numpy does not control it, so we measure what we can control: memory, in section
+# 5.
+
+# %% [markdown]
+# ## 3. The online softmax, derived
+#
+# To compute the output of one query we need its whole row of scores $s_1, \dots, s_T$, because
+# softmax divides by a sum over all of them:
+#
+# $$o = \sum_{j=1}^{T} \frac{e^{s_j - m}}{\ell} \, v_j, \qquad
+# m = \max_j s_j, \qquad \ell = \sum_{j=1}^{T} e^{s_j - m} .$$
+#
+# (Subtracting $m$ changes nothing mathematically and keeps every $e^{s_j - m} \le 1$,
+# notebook 05.) Can we compute $o$ while the keys arrive in blocks, keeping only a few numbers
+# per query? Keep, over the keys seen so far,
+#
+# $$m = \max_{j \text{ seen}} s_j, \qquad
+# \ell = \sum_{j \text{ seen}} e^{s_j - m}, \qquad
+# \mathrm{acc} = \sum_{j \text{ seen}} e^{s_j - m} \, v_j .$$
+#
+# A new block $B$ of keys arrives. The new maximum is $m_{new} = \max(m, \max_{j \in B} s_j)$.
+# The old sums were written relative to the old $m$; since
+#
+# $$e^{s_j - m_{new}} = e^{s_j - m} \cdot e^{m - m_{new}},$$
+#
+# multiplying them by $e^{m - m_{new}}$ rewrites them relative to $m_{new}$. Then we add the
+# new block's terms:
+#
+# $$\ell_{new} = e^{m - m_{new}}\,\ell + \sum_{j \in B} e^{s_j - m_{new}}, \qquad
+# \mathrm{acc}_{new} = e^{m - m_{new}}\,\mathrm{acc} + \sum_{j \in B} e^{s_j - m_{new}}\, v_j .$$
+#
+# The three definitions hold again after the block, so by induction they hold after the last
+# block, and then $\mathrm{acc} / \ell = o$ exactly. The factor $e^{m - m_{new}}$ is 1 when the
+# maximum did not grow and less than 1 when it did. We start from $m = -\infty$, $\ell = 0$,
+# $\mathrm{acc} = 0$: at the first block $e^{-\infty} = 0$ wipes the (empty) past.
+#
+# A small example: $T = 12$ tokens with $d_k = 4$ and $d_v = 2$ (so that an output is a point in
+# the plane), the same numbers the lab at the end uses. We follow query 9, in blocks of 4 keys.
+
+# %%
+from attnlib.widgets.tiles import tiling_example
+
+T, d_k, d_v, block = 12, 4, 2, 4
+rng = np.random.default_rng(SEED)
+Q = rng.normal(size=(T, d_k))
+K = rng.normal(size=(T, d_k))
+V = rng.normal(size=(T, d_v))
+print("the lab's example is these numbers:", all(map(np.array_equal, (Q, K, V), tiling_example())))
+
+i = 9
+s = Q[i] @ K.T / np.sqrt(d_k)  # query 9's scores against all 12 keys
+print(f"scores of query {i}:", s)
+
+# %%
+m, l, acc = -np.inf, 0.0, np.zeros(d_v)
+print(f"{'keys':>6} {'block max':>10} {'m':>8} {'rescale':>8} {'l':>8}   acc / l")
+for start in range(0, T, block):
+    s_b, v_b = s[start : start + block], V[start : start + block]
+    m_new = max(m, s_b.max())
+    rescale = np.exp(m - m_new)  # e^(m_old - m_new): 0 at the first block
+    p = np.exp(s_b - m_new)
+    l = rescale * l + p.sum()
+    acc = rescale * acc + p @ v_b
+    m = m_new
+    keys = f"{start}-{start + block - 1}"
+    print(f"{keys:>6} {s_b.max():>10.4f} {m:>8.4f} {rescale:>8.4f} {l:>8.4f}   {acc / l}")
+
+weights = np.exp(s - s.max()) / np.exp(s - s.max()).sum()  # the ordinary softmax, all at once
+print("\nordinary softmax: weights @ V =", weights @ V, f"  (max {s.max():.4f})")
+
+# %% [markdown]
+# The second block holds key 7 with score 3.04, far above the first block's 0.70, so the past
+# is rescaled by $e^{0.70 - 3.04} \approx 0.096$: the first four keys now weigh about a tenth of
+# what they did. The third block's maximum (1.77) is below $m$, so its rescale factor is exactly
+# 1. After the last block, $\mathrm{acc}/\ell$ is the ordinary softmax output.
+
+# %% [markdown]
+# ### Exercise: one step of the online softmax
+#
+# Write `online_softmax_step(m, l, acc, s, v)`: given the running state `m`, `l`, `acc` and a
+# new block of scores `s` (shape `(n,)`) with their value rows `v` (shape `(n, d_v)`), return the
+# new state `(m, l, acc)`. The check feeds your function four blocks in a row, starting from
+# `m = -inf`, `l = 0`, `acc = [0, 0]`. Stuck? `ch08.online_softmax_step.hint()`, or
+# `ch08.online_softmax_step.solution()`.
+
+# %%
+from attnlib.exercises import ch08
+
+
+def online_softmax_step(m, l, acc, s, v):
+    raise NotImplementedError  # replace this line with your code
+
+
+ch08.online_softmax_step.check(online_softmax_step)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+def online_softmax_step_solution(m, l, acc, s, v):
+    m_new = max(m, s.max())
+    p = np.exp(s - m_new)  # this block's weights, relative to the new maximum
+    rescale = np.exp(m - m_new)  # 0 on the first block, where m = -inf
+    return m_new, rescale * l + p.sum(), rescale * acc + p @ v
+
+
+ch08.online_softmax_step.check(online_softmax_step_solution)
+
+# %% [markdown]
+# ## 4. Tiled attention, tile by tile
+#
+# One query row at a time would be slow. Tiled attention takes a **block of queries** at once
+# and streams the **blocks of keys** past it: each step computes one *tile* of scores,
+# (query block) × (key block), and updates $m$, $\ell$, $\mathrm{acc}$ for all rows of the query
+# block together. Only one tile of scores exists at a time.
+#
+# `attnlib.tiled.tiled_attention_steps` runs `attnlib.tiled_attention` one tile at a time and
+# hands us its state after each tile (the same code computes both). Our 12 tokens in blocks of 4
+# make $3 \times 3 = 9$ tiles. For each tile we print which rows' maximum grew and how far the
+# rows' partial outputs $\mathrm{acc}/\ell$ still are from the exact ones:
+
+# %%
+from attnlib import scaled_dot_product_attention
+from attnlib.tiled import tiled_attention_steps
+
+exact, _ = scaled_dot_product_attention(Q, K, V)
+print(
+    f"{'tile':>4} {'queries':>8} {'keys':>6} {'max grew in rows':<18} {'largest |acc/l - exact|':>24}"
+)
+for step in tiled_attention_steps(Q, K, V, block_size=block):
+    rows = range(step.rows.start, step.rows.stop)
+    grew = [r for r, g in zip(rows, step.rescale[:, 0]) if 0 < g < 1]
+    gap = np.abs(step.output - exact[step.rows]).max()
+    queries = f"{step.rows.start}-{step.rows.stop - 1}"
+    keys = f"{step.cols.start}-{step.cols.stop - 1}"
+    print(f"{step.index + 1:>4} {queries:>8} {keys:>6} {str(grew or '-'):<18} {gap:>24.4f}")
+
+# %% [markdown]
+# Within each query block the gap shrinks to 0 at its last key block, and at each tile the rows
+# whose maximum grew are rescaled (query 9 among them at tile 8, as in our hand computation).
+# The order of the tiles, and what a causal mask changes: under a causal mask (notebook 06)
+# query $i$ sees keys $j \le i$ only, so a tile entirely above the diagonal has nothing to
+# compute and is **skipped**, and the tiles on the diagonal are masked inside.
+
+
+# %%
+def tile_order(T, block, causal):
+    """A (T, T) array: the number of the tile that computes each score (0 = never computed)."""
+    order = np.zeros((T, T))
+    for step in tiled_attention_steps(Q, K, V, block_size=block, causal=causal):
+        order[step.rows, step.cols] = step.index + 1
+    return order
+
+
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
+for ax, causal in zip(axes, (False, True)):
+    order = tile_order(T, block, causal)
+    shown = np.ma.masked_equal(order, 0)
+    ax.imshow(shown, cmap="viridis", vmin=1, vmax=13, alpha=0.85)
+    ax.set_facecolor("0.85")
+    for q0 in range(0, T, block):
+        for k0 in range(0, T, block):
+            n = int(order[q0 : q0 + block, k0 : k0 + block].max())
+            ax.text(
+                k0 + 1.5,
+                q0 + 1.5,
+                str(n) if n else "skipped",
+                ha="center",
+                va="center",
+                fontsize=13 if n else 10,
+                color="white" if n else "0.3",
+            )
+    for edge in range(block, T, block):
+        ax.axhline(edge - 0.5, color="white", lw=2)
+        ax.axvline(edge - 0.5, color="white", lw=2)
+    if causal:
+        ax.imshow(
+            np.ma.masked_where(np.tril(np.ones((T, T))) == 1, np.ones((T, T))),
+            cmap="Greys",
+            vmin=0,
+            vmax=4,
+            alpha=0.6,
+        )
+    ax.set_xlabel("key")
+    ax.set_ylabel("query")
+    ax.set_title("causal: 6 tiles, 3 skipped" if causal else "no mask: 9 tiles", fontsize=11)
+fig.suptitle("the order of the tiles (block size 4); grey = masked pairs", fontsize=12)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# `tiled_attention` returns the outputs of the last tiles. Is it the same as plain attention,
+# for every block size, with and without the causal mask? The differences, measured in units of
+# float64's machine epsilon $\varepsilon \approx 2.2 \times 10^{-16}$ (the gap between 1 and the
+# next float64), with the same check in float32:
+
+# %%
+from attnlib import causal_mask
+
+eps = np.finfo(np.float64).eps
+cases = [(b, c) for c in (False, True) for b in (1, 2, 3, 4, 5, 12)]
+gaps = {}
+for b, causal in cases:
+    reference, _ = scaled_dot_product_attention(Q, K, V, mask=causal_mask(T) if causal else None)
+    tiled = tiled_attention(Q, K, V, block_size=b, causal=causal)
+    gaps[b, causal] = (np.abs(tiled - reference).max(), np.array_equal(tiled, reference))
+
+Q32, K32, V32 = (x.astype(np.float32) for x in (Q, K, V))
+ref32, _ = scaled_dot_product_attention(Q32, K32, V32)
+gap32 = np.abs(tiled_attention(Q32, K32, V32, block_size=4) - ref32).max()
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+# The last bits of these differences depend on the processor and the numpy build.
+for (b, causal), (gap, same) in gaps.items():
+    bits = "  (bit for bit)" if same else ""
+    print(
+        f"block {b:>2}, causal {causal!s:<5}: largest difference {gap:.1e} = {gap / eps:.1f} eps{bits}"
+    )
+print(f"float32, block 4: largest difference {gap32:.1e}")
+
+# %%
+print("every case within 1e-15 of plain attention:", all(g < 1e-15 for g, _ in gaps.values()))
+print("cases equal bit for bit:", sum(same for _, same in gaps.values()), "of", len(gaps))
+print("float32 within 1e-6:", bool(gap32 < 1e-6))
+
+# %% [markdown]
+# Equal to within a few units in the last place, in every case; and not bit for bit, not even
+# with one tile (block 12). Floating-point arithmetic rounds after every operation, so the same
+# mathematics computed in a different order rounds differently. Three places where tiling
+# changes the order:
+#
+# - sums are added block by block instead of in one pass;
+# - $e^{s_j - m}$ for an early block is computed with the old maximum and then multiplied by
+#   $e^{m - m_{new}}$, while plain attention computes $e^{s_j - m_{new}}$ directly;
+# - the tiled version divides once at the end, $(\sum_j e^{s_j - m} v_j)/\ell$, while plain
+#   attention divides each weight first and then sums, $\sum_j (e^{s_j - m}/\ell)\, v_j$
+#   (that is the difference at block 12).
+#
+# Two lines show it in miniature:
+
+# %%
+print("(0.1 + 0.2) + 0.3 =", (0.1 + 0.2) + 0.3, "  0.1 + (0.2 + 0.3) =", 0.1 + (0.2 + 0.3))
+print("exp(1) * exp(1) =", math.exp(1) * math.exp(1), "  exp(2) =", math.exp(2))
+
+# %% [markdown]
+# <details>
+# <summary>About "identical outputs" (optional)</summary>
+#
+# The lesson says FlashAttention is "a pure speed and memory win with identical outputs". The
+# mathematics is identical, and that is the important part: no approximation, no change to the
+# model. The *numbers* are equal to rounding, not identical: about $10^{-16}$ apart in float64
+# and $10^{-7}$ in float32 here, as computed above. That is far below anything a model
+# notices, but it is why two runs, one with and one without tiling, may not agree to the last
+# digit, which matters when you test code by comparing outputs: compare with a tolerance
+# (`np.allclose`), not with `==`.
+#
+# </details>
+
+# %% [markdown]
+# ## 5. Memory: what tiling removes
+#
+# Python's `tracemalloc` records the memory that numpy allocates, and its largest total while a
+# function runs, the **peak**. We measure the peak of each method on the inputs of section 2
+# (float32, $d_k = d_v = 64$, blocks of 128; the inputs themselves exist before and are not
+# counted):
+
+
+# %%
+def peak_mib(function, *args):
+    """The peak memory (MiB) numpy allocates while function(*args) runs."""
+    tracemalloc.start()
+    function(*args)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 2**20
+
+
+peaks = {name: [peak_mib(method, *inputs[T]) for T in sizes] for name, method in methods.items()}
+print(
+    f"{'T':>6} {'one (T, T) matrix':>18} {'plain peak':>11} {'= matrices':>11} {'tiled peak':>11}"
+)
+for i, T in enumerate(sizes):
+    matrix = T * T * 4 / 2**20  # float32
+    plain, tiled = peaks["plain"][i], peaks["tiled"][i]
+    print(f"{T:>6} {matrix:>14.1f} MiB {plain:>7.1f} MiB {plain / matrix:>11.2f} {tiled:>7.1f} MiB")
+
+# %% [markdown]
+# Plain attention peaks at exactly three $(T, T)$ matrices: `S`, then `S - max` and its
+# exponential, alive at the same moment. Its peak grows 4 times per doubling of $T$. The tiled
+# peak is a few tiles of $128 \times 128$ plus the output, $(T, d_v)$: it grows only linearly,
+# with the output.
+
+# %%
+fig, ax = plt.subplots(figsize=(6.5, 4))
+for name, marker in (("plain", "o"), ("tiled", "s")):
+    ax.loglog(sizes, peaks[name], marker=marker, label=f"{name} attention")
+ax.loglog(sizes, peaks["plain"][0] * (sizes / sizes[0]) ** 2, "--", color="gray", label="slope 2")
+ax.set_xticks(sizes, [str(T) for T in sizes])
+ax.xaxis.set_minor_locator(plt.NullLocator())
+ax.set_xlabel("sequence length T (log scale)")
+ax.set_ylabel("peak memory (MiB, log scale)")
+ax.set_title("peak memory of attention against T")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# The memory wall is removed. The work is not: tiled attention still computes every tile. We
+# count its multiply-adds from the tiles it actually computed, at $T = 1024$ in blocks of 128:
+
+# %%
+T_big = 1024
+Qb, Kb, Vb = inputs[T_big]  # d_k = d_v = 64
+tiled_madds = sum(
+    step.scores.size * (Qb.shape[1] + Vb.shape[1])  # a tile: rows x cols dot products, twice
+    for step in tiled_attention_steps(Qb, Kb, Vb, block_size=128)
+)
+print(f"tiled attention, T = {T_big}: {tiled_madds:,} multiply-adds")
+print(f"plain attention, T = {T_big}: {attention_madds(T_big, 64, 64):,} multiply-adds")
+
+# %% [markdown]
+# The same number: $(T/128)^2$ tiles of $128^2 (d_k + d_v)$ multiply-adds each is
+# $T^2 (d_k + d_v)$, and section 2 measured its time growing like $T^2$. That is the lesson's
+# last sentence, both halves, in numbers: tiling "removes the memory wall but not the quadratic
+# compute". At lengths we cannot run here, the counts are exact:
+
+# %%
+print(f"{'T':>8} {'S per head (float32)':>21} {'tiles of 128 x 128':>19}")
+for T in (8192, 32768, 131072):
+    print(f"{T:>8,} {T * T * 4 / 2**30:>17.2f} GiB {(T // 128) ** 2:>19,}")
+print(f"one 128 x 128 tile in float32: {128 * 128 * 4 // 1024} KiB, whatever T is")
+
+# %% [markdown]
+# ## 6. The tiling lab
+#
+# Step through tiled attention on the 12-token example. The **tiles done** slider moves through
+# the schedule; **block size** cuts the score matrix into tiles of 2, 3, 4 or 6; **causal
+# mask** skips the tiles above the diagonal. The panels, left to right: the score matrix (tiles
+# done in colour, the current one outlined); the running maximum $m$ of each query row of the
+# current tile (a bar $|$), with the row's true maximum (a circle) it is heading for; the running
+# normaliser $\ell$ (a red edge when this tile rescaled it; grey bars are rows already finished);
+# and the outputs in the plane: each row's $\mathrm{acc}/\ell$ after each key block, walking
+# towards the exact output (open circle), with the values $v_j$ as grey points.
+#
+# Things to try: with block size 4, step from tile 7 to tile 8 and watch query 9 (the second
+# row of its block, orange) when key 7 arrives. Set block size 2 and step through one query block: how
+# many times does each row's maximum grow? Then tick **causal mask**: why does the first query
+# block finish after a single tile?
+#
+# (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from attnlib.widgets.tiles import tiling_lab
+
+tiling_lab(Q, K, V)
+
+# %% [markdown]
+# ## Check yourself
+#
+# 1. A model's context grows from 1,000 to 3,000 tokens. How much more work do $QK^\top$ and
+#    $AV$ take, and how much more memory does plain attention's score matrix need?
+# 2. In the online softmax, the running maximum goes from $m = 2$ to $m_{new} = 5$. By what
+#    factor are $\ell$ and $\mathrm{acc}$ multiplied? What would go wrong if you skipped the
+#    rescaling?
+# 3. Does tiled attention do fewer multiply-adds than plain attention? What does it save, and
+#    where does the causal mask let it do less?
+#
+# <details>
+# <summary>Answers</summary>
+#
+# 1. $3^2 = 9$ times the work and 9 times the memory: both are $T^2$ times a constant.
+# 2. $e^{2 - 5} = e^{-3} \approx 0.0498$. Without it, the old terms would stay relative to the
+#    old maximum, $e^{s_j - 2}$, while the new ones are relative to 5: the old keys would be
+#    weighted $e^{3} \approx 20$ times too much, and $\mathrm{acc}/\ell$ would be wrong.
+# 3. No: it computes every tile, the same $T^2 (d_k + d_v)$ multiply-adds plus a few
+#    rescalings. It saves memory: only one tile of scores exists at a time, so the peak grows
+#    like $T$ instead of $T^2$. With a causal mask it skips the tiles entirely above the
+#    diagonal (3 of 9 in our example; close to half when there are many tiles). Plain
+#    attention as we wrote it computes the whole matrix and then masks it.
+#
+# *The lab's question.* Query block 0 holds the first queries; under the causal mask they see
+# only keys up to their own position, which all lie in key block 0. Every later key block is
+# in their future, so it is skipped.
+#
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - Attention compares every query with every key: $T^2 (d_k + d_v)$ multiply-adds and $T^2$
+#   scores per head. Double $T$ and both grow 4 times; 2k to 8k tokens is exactly 16 times.
+# - Measured, the time grows like $T^p$ with $p$ close to 2, once the matrices no longer fit in
+#   the processor's cache.
+# - The online softmax keeps a running maximum $m$, normaliser $\ell$ and weighted sum
+#   $\mathrm{acc}$; when a block raises the maximum, the old $\ell$ and $\mathrm{acc}$ are
+#   multiplied by $e^{m_{old} - m_{new}}$. After the last block $\mathrm{acc}/\ell$ is the exact
+#   softmax output.
+# - Tiled (FlashAttention-style) attention applies it to tiles of queries × keys: the same
+#   mathematics, equal to plain attention up to rounding (about $10^{-16}$ in float64), though
+#   not bit for bit, because the operations happen in a different order.
+# - Tiling removes the memory wall (peak memory linear in $T$ instead of three $T \times T$
+#   matrices) but not the quadratic work.
