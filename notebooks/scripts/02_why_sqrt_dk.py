@@ -202,13 +202,17 @@ print(f"theory:  mean 0, variance {d_k}, std {np.sqrt(d_k):.4f}")
 # %% [markdown]
 # At $d_k = 1024$ those two arrays would hold 3.3 GB. `attnlib.sample_dot_products` draws the
 # same kind of pairs in small chunks, fast. Its variance at $d_k = 16$ agrees with the by-hand
-# draw within the sampling error of step 4:
+# draw within the sampling error of step 4 (two independent estimates differ by about
+# $\sqrt 2$ standard errors of one):
 
 # %%
 from_library = sample_dot_products(d_k, N_PAIRS, rng)
-se16 = d_k * np.sqrt((2 + 6 / d_k) / N_PAIRS)
-print(f"variance by hand {scores.var():.4f}, attnlib {from_library.var():.4f}", end="")
-print(f"   (1 SE = {se16:.4f})")
+se16 = d_k * np.sqrt((2 + 6 / d_k) / N_PAIRS)  # SE of one variance estimate (step 4)
+se_diff = np.sqrt(2) * se16  # SE of the difference of two independent estimates
+diff = scores.var() - from_library.var()
+print(f"variance by hand {scores.var():.4f}, attnlib {from_library.var():.4f}, theory {d_k}")
+print(f"difference {diff:+.4f}; SE of a difference sqrt(2) x {se16:.4f} = {se_diff:.4f}", end="")
+print(f", z = {diff / se_diff:+.2f}")
 
 # %% [markdown]
 # Now all six dimensions, 200,000 pairs each, from the one seeded `rng`. Besides mean, variance
