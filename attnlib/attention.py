@@ -120,15 +120,16 @@ def scaled_scores(Q: np.ndarray, K: np.ndarray, scale: float) -> np.ndarray:
 
     Notes
     -----
-    No score can exceed ``bound = d_k * max|Q| * max|K| * scale`` (each of the d_k products in a
-    dot product is at most ``max|Q| * max|K|``), and no partial sum of the matrix product can
-    either. The bound costs O(T d_k); only when it comes near the dtype's largest number are
-    the (T_q, T_k) scores themselves checked.
+    No entry of ``Q @ K^T``, nor any partial sum inside the matrix product, can exceed
+    ``bound = d_k * max|Q| * max|K|`` (each of the d_k products in a dot product is at most
+    ``max|Q| * max|K|``), and no score can exceed ``bound * scale``. The bound costs O(T d_k);
+    only when it comes near the dtype's largest number are the (T_q, T_k) scores themselves
+    checked.
     """
     dtype = np.result_type(Q, K)
     largest = float(np.finfo(dtype).max)
-    bound = Q.shape[-1] * _abs_max(Q) * _abs_max(K) * scale  # a Python float: inf, not an error
-    if bound < largest / 4 and scale < largest:
+    bound = Q.shape[-1] * _abs_max(Q) * _abs_max(K)  # a Python float: inf, not an error
+    if max(bound, bound * scale) < largest / 4 and scale < largest:
         scores = Q @ np.swapaxes(K, -1, -2)
         scores *= dtype.type(scale)
         return scores

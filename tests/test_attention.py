@@ -286,3 +286,11 @@ def test_a_padding_mask_without_its_head_axis_is_refused_even_when_batch_equals_
     Q, K, V = (rng.normal(size=(2, 2, 3, 4)) for _ in range(3))
     with pytest.raises(ValueError, match=r"mask of shape \(2, 1, 3\) has batch dimensions"):
         scaled_dot_product_attention(Q, K, V, mask=padding_mask([3, 1], 3))
+
+
+def test_a_product_that_overflows_before_a_small_scale_raises_instead_of_giving_nan() -> None:
+    # in float32, 4 * (1e19)^2 = 4e38 overflows inside Q @ K^T, although scale * 4e38 = 4e35
+    # would fit: the scores cannot be computed in float32
+    Q = np.full((2, 4), 1e19, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"overflowed in float32"):
+        scaled_dot_product_attention(Q, Q, np.ones((2, 1), dtype=np.float32), scale=1e-3)
