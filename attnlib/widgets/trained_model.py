@@ -25,6 +25,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.artist import Artist
 from matplotlib.cm import ScalarMappable
+from matplotlib.collections import PolyCollection
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -105,8 +106,9 @@ class AttentionCache:
 def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
     """Build the two panels once, for up to MAX_TOKENS tokens; return the animated artists.
 
-    The heat map is one mesh of MAX_TOKENS x MAX_TOKENS cells and the bar chart has MAX_TOKENS
-    bars; a sentence of T tokens uses the first T and sets the axis limits to them.
+    The heat map is one mesh of MAX_TOKENS x MAX_TOKENS cells, of which a sentence of T tokens
+    colours the first T x T and sets the axis limits to them; the bars are one PolyCollection
+    with one rectangle per token.
     """
     n = MAX_TOKENS
     ax_map = figure.add_axes((0.1, 0.04, 0.36, 0.72))
@@ -124,7 +126,9 @@ def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
     ax_map.add_patch(row_box)
     figure.colorbar(ScalarMappable(Normalize(0, 1), _CMAP), ax=ax_map, fraction=0.05, pad=0.02)
 
-    bars = ax_bar.bar(range(n), np.zeros(n), color=_BAR, width=0.75)
+    # All bars are one collection of rectangles: one draw call instead of one per bar.
+    bars = PolyCollection([], facecolors=_BAR, edgecolors="none")
+    ax_bar.add_collection(bars, autolim=False)
     ax_bar.set_ylim(0, 1.0)
     ax_bar.set_ylabel("attention weight")
     ax_bar.set_title("the outlined row: how much the token attends to each key", fontsize=10)
@@ -134,10 +138,18 @@ def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
         "ax_bar": ax_bar,
         "mesh": mesh,
         "row_box": row_box,
-        "bars": list(bars),
+        "bars": bars,
         "tokens": None,
     }
-    return view, [mesh, row_box, *bars]
+    return view, [mesh, row_box, bars]
+
+
+def _bar_outlines(heights: np.ndarray, width: float = 0.75) -> np.ndarray:
+    """Rectangles for bars of these heights at x = 0, 1, ...: shape (n, 4, 2) corner points."""
+    x = np.arange(len(heights))[:, None] + np.array([-0.5, -0.5, 0.5, 0.5]) * width
+    y = np.zeros((len(heights), 4))
+    y[:, 1:3] = np.asarray(heights)[:, None]
+    return np.stack([x, y], axis=-1)
 
 
 def _set_tokens(view: dict[str, Any], tokens: tuple[str, ...]) -> None:
@@ -212,9 +224,7 @@ def update_trained_view(
     colours[:T, :T] = _CMAP(weights)
     view["mesh"].set_facecolor(colours.reshape(-1, 4))
     view["row_box"].set_y(token - 0.5)
-    for j, bar in enumerate(view["bars"]):
-        bar.set_height(row[j] if j < T else 0.0)
-        bar.set_visible(j < T)
+    view["bars"].set_verts(_bar_outlines(row))
     top = [(int(j), tokens[j], float(row[j])) for j in np.argsort(row)[::-1][:3]]
     entropy = float(-(row * np.log(np.maximum(row, 1e-30))).sum())
     return {
