@@ -162,3 +162,14 @@ def test_jacobian_panel_is_log_scaled_and_shows_every_curve_point() -> None:
         for line in (scaled_line, raw_line):
             y = line.get_ydata()
             assert (bottom < y[y > 0]).all() and (y <= top).all()
+
+
+def test_the_picture_after_query_and_d_k_moves_equals_a_full_redraw() -> None:
+    # The curves are static (one cached background per query): the cache must not go stale.
+    lab = saturation_lab()
+    for query, d_k in ((3, 256), (0, 4), (3, 1024)):
+        lab.controls["query"].value = query
+        lab.controls["d_k"].value = d_k
+    cached = lab.live.image.value
+    lab.live.refresh(full=True)
+    assert cached == lab.live.image.value
