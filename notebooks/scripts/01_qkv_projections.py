@@ -346,6 +346,48 @@ shape_table(batched_shape_flow(B=1, T=4, d_model=8, d_k=4, d_v=4, rng=rng))
 shape_table(batched_shape_flow(B=3, T=5, d_model=8, d_k=4, d_v=2, rng=rng))
 
 # %% [markdown]
+# ### Exercise: every shape, with a batch
+#
+# Now without the table. $B = 2$ sequences of $T = 5$ tokens, $d_{model} = 12$, one head with
+# $d_k = 4$ and $d_v = 3$: all different, so every shape tells which size is which. Replace each
+# `...` with a shape written in the size names, like `(B, T, d_k)`. `K_T` is $K^\top$ as
+# $QK^\top$ needs it, `output` is the head's output before $W_O$, and `final` is after it.
+# Stuck? `ch01.projection_shapes.hint()`, or `ch01.projection_shapes.solution()`.
+
+# %%
+from attnlib.exercises import ch01
+
+B, T, d_model, d_k, d_v = 2, 5, 12, 4, 3
+shapes = {
+    "W_Q": ...,
+    "Q": ...,
+    "K_T": ...,
+    "scores": ...,
+    "V": ...,
+    "output": ...,
+    "W_o": ...,
+    "final": ...,
+}
+ch01.projection_shapes.check(shapes)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+ch01.projection_shapes.check(
+    {
+        "W_Q": (d_model, d_k),
+        "Q": (B, T, d_k),  # X @ W_Q
+        "K_T": (B, d_k, T),  # np.swapaxes(K, -1, -2)
+        "scores": (B, T, T),  # Q @ K_T
+        "V": (B, T, d_v),  # X @ W_V
+        "output": (B, T, d_v),  # weights @ V
+        "W_o": (d_v, d_model),
+        "final": (B, T, d_model),  # output @ W_o
+    }
+)
+
+# %% [markdown]
 # ## The pipeline in one picture
 #
 # A common lesson text promises "the full sequence of operations in one picture", but the

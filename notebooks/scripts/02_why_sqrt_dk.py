@@ -100,7 +100,30 @@ print(f"Monte Carlo Var(XY), {N_PAIRS:,} draws                 = {np.var(X * Y):
 # %% [markdown]
 # The Monte Carlo value sits near the formula and far from the shortcut. *How* near should it
 # be? Step 4 answers that.
+
+# %% [markdown]
+# ### Exercise: $\mathrm{Var}(XY)$ with non-zero means
 #
+# Use the formula on new numbers, with pencil or numpy: $X$ and $Y$ independent, $X$ with mean 1
+# and standard deviation 2, $Y$ with mean 3 and standard deviation 0.5. What is
+# $\mathrm{Var}(XY)$? Replace the `...` and run the cell. Stuck?
+# `ch02.product_variance.hint()`, or `ch02.product_variance.solution()`.
+
+# %%
+from attnlib.exercises import ch02
+
+mu_x, sd_x, mu_y, sd_y = 1.0, 2.0, 3.0, 0.5
+var_xy = ...  # your answer: Var(XY)
+ch02.product_variance.check(var_xy)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# Var(XY) = E[X^2] E[Y^2] - (E[X] E[Y])^2, with E[X^2] = sd^2 + mu^2
+ch02.product_variance.check((sd_x**2 + mu_x**2) * (sd_y**2 + mu_y**2) - (mu_x * mu_y) ** 2)
+
+# %% [markdown]
 # ## Step 3: the sum, $\mathrm{Var}(q \cdot k) = d_k$
 #
 # The $d_k$ terms $q_m k_m$ use different coordinates, so they are independent, and variances of
@@ -470,7 +493,27 @@ for sigma_q, sigma_k in [(1.0, 1.0), (2.0, 3.0), (0.5, 0.5)]:
 # With $\sigma_q = 2$, $\sigma_k = 3$ the textbook scale leaves a variance of about
 # $2^2 \cdot 3^2 = 36$ (standard deviation 6); with $\sigma_q = \sigma_k = 0.5$ it leaves
 # $0.0625$. Dividing by $\sqrt{d_k}\,\sigma_q\sigma_k$ restores 1 in every row.
+
+# %% [markdown]
+# ### Exercise: the variance of a score
 #
+# $d_k = 32$; the entries of $q$ have standard deviation $\sigma_q = 0.5$, those of $k$
+# $\sigma_k = 3$ (all independent, mean 0). What is $\mathrm{Var}(q \cdot k)$, and so what
+# should the scores be divided by? Stuck? `ch02.score_variance.hint()`, or
+# `ch02.score_variance.solution()`.
+
+# %%
+d_k, sigma_q, sigma_k = 32, 0.5, 3.0
+var_score = ...  # your answer: Var(q . k)
+ch02.score_variance.check(var_score)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+ch02.score_variance.check(d_k * sigma_q**2 * sigma_k**2)  # d_k terms of variance sq^2 sk^2
+
+# %% [markdown]
 # ## When does the unit-variance assumption hold?
 #
 # Everything above assumed independent entries with mean 0 and variance 1. That is a model,

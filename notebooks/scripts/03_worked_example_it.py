@@ -229,6 +229,27 @@ print(
 )
 
 # %% [markdown]
+# ### Exercise: the weights of the query of "late"
+#
+# Sections 2 and 3 did it for "it"; now you do it for "late", before section 5 shows the
+# answer. Take $q_\text{late}$ = `Q[2]`, score it against every key, scale, and apply the
+# softmax: $\mathrm{softmax}(K q_\text{late} / \sqrt{d_k})$, four weights, one per key. Stuck?
+# `ch03.late_weights.hint()`, or `ch03.late_weights.solution()`.
+
+# %%
+from attnlib.exercises import ch03
+
+answer_late = ...  # the 4 scaled weights of the query "late", one per key
+ch03.late_weights.check(answer_late)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+sol_scores = K @ Q[2] / np.sqrt(Q.shape[-1])  # the query of "late" against every key, scaled
+ch03.late_weights.check(np.exp(sol_scores) / np.exp(sol_scores).sum())
+
+# %% [markdown]
 # ## 5. Every query at once, and the query of "late"
 #
 # The matrix form computes every token's weights in one line, row by row, and the picture shows
@@ -261,7 +282,8 @@ plt.show()
 # "it" always receive the same weight.
 #
 # The lesson's question 4 asks for the query of "late", `Q[2]`: raw and scaled scores, both
-# softmaxes, the scaled output, and which weights are guaranteed to stay equal.
+# softmaxes (the scaled one is the exercise's answer), the scaled output, and which weights are
+# guaranteed to stay equal.
 
 # %%
 late = tokens.index("late")

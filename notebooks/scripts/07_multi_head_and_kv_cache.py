@@ -113,6 +113,37 @@ print("split_heads agrees:  ", np.array_equal(split_heads(Q, n_heads), Q_heads))
 print("merge_heads agrees:  ", np.array_equal(merge_heads(Q_heads), Q))
 
 # %% [markdown]
+# ### Exercise: split heads
+#
+# Write `my_split_heads(x, n_heads)`: `x` has shape $(T, n_{heads} \cdot d_{head})$, and the
+# result has shape $(n_{heads}, T, d_{head})$, with head $i$ holding columns $i \cdot d_{head}$
+# to $(i+1) \cdot d_{head} - 1$ of every token. Work out $T$ and $d_{head}$ from `x`. The check
+# runs your function on three inputs and says what went wrong, the trap above included.
+# Stuck? `ch07.split_heads.hint()`, or `ch07.split_heads.solution()`.
+
+# %%
+from attnlib.exercises import ch07
+
+
+def my_split_heads(x, n_heads):
+    raise NotImplementedError  # replace this line with your code
+
+
+ch07.split_heads.check(my_split_heads)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+def split_heads_solution(x, n_heads):
+    T, width = x.shape
+    return x.reshape(T, n_heads, width // n_heads).transpose(1, 0, 2)  # (n_heads, T, d_head)
+
+
+ch07.split_heads.check(split_heads_solution)
+
+# %% [markdown]
 # ## The standard size: $d_{model} = 512$, 8 heads of 64
 #
 # The standard configuration of the lessons is $d_{model} = 512$ split into $n_{heads} = 8$
@@ -532,6 +563,25 @@ for name, n_kv in [("MHA", 32), ("GQA", 8), ("MQA", 1)]:
     one_seq = kv_cache_bytes(context, n_layers, n_kv, d_head_big, np.float16)
     many = kv_cache_bytes(context, n_layers, n_kv, d_head_big, np.float16, batch_size=32)
     print(f"{name}: {one_seq / 2**30:6.3f} GiB for 1 sequence, {many / 2**30:6.1f} GiB for 32")
+
+# %% [markdown]
+# ### Exercise: size a cache
+#
+# A smaller model: 24 layers, 16 query heads that share 4 K/V heads of $d_{head} = 64$, its
+# cache stored in float32 (4 bytes per number). How many bytes does the KV cache take for one
+# sequence of $T = 2048$ tokens? Answer in bytes, not KiB or MiB. Stuck?
+# `ch07.kv_cache_bytes.hint()`, or `ch07.kv_cache_bytes.solution()`.
+
+# %%
+layers, n_q, n_kv, d_h, T_ctx, n_bytes = 24, 16, 4, 64, 2048, 4
+cache_bytes = ...  # your answer, in bytes
+ch07.kv_cache_bytes.check(cache_bytes)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+ch07.kv_cache_bytes.check(2 * layers * n_kv * d_h * T_ctx * n_bytes)  # 2: K and V
 
 # %% [markdown]
 # ## Decoding with a KV cache, by hand
