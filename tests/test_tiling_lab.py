@@ -114,7 +114,7 @@ def test_partial_output_paths_end_at_acc_over_l_and_reach_the_exact_output(lab) 
     for step in range(1, 10):
         lab.controls["step"].value = step
         current = lab.state["current"]
-        ends = np.asarray(lab.view["ends"].get_offsets())
+        ends = np.asarray(lab.view["dots"].get_offsets())[-len(current.output) :]
         np.testing.assert_allclose(ends, current.output[:, :2])
         targets = np.asarray(lab.view["targets"].get_offsets())
         np.testing.assert_allclose(targets, lab.state["exact"][current.rows, :2])
@@ -146,7 +146,7 @@ def test_an_error_in_the_update_is_shown_not_swallowed(lab, monkeypatch) -> None
     def broken(*args, **kwargs):
         raise RuntimeError("deliberately broken for the test")
 
-    monkeypatch.setattr(tiles, "tiling_state", broken)
+    monkeypatch.setattr(tiles, "state_at_step", broken)
     lab.controls["step"].value = 2
     assert isinstance(lab.last_error, RuntimeError)
     shown = "".join(out.get("text", "") for out in lab.errors.outputs)

@@ -31,13 +31,15 @@ from .._validation import check_int
 from ..attention import check_qkv, scaled_dot_product_attention
 from ..masks import causal_mask
 from ..tiled import TileStep, tiled_attention_steps
-from .live import Lab, slider_style
+from .live import Lab
 
 __all__ = [
     "BLOCK_SIZES",
     "tiling_caption",
     "tiling_example",
     "tiling_lab",
+    "state_at_step",
+    "tiling_schedule",
     "tiling_state",
     "update_tiling_view",
 ]
@@ -80,6 +82,100 @@ def _check_lab_qkv(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[np.ndarray
     return Q, K, V
 
 
+def tiling_schedule(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, block_size: int = 4, causal: bool = False
+) -> dict[str, Any]:
+    """Everything about one block size and mask that does not depend on the step shown.
+
+    Parameters
+    ----------
+    Q, K : array_like, shape (T, d_k)
+    V : array_like, shape (T, d_v)
+    block_size : int, default 4
+    causal : bool, default False
+
+    Returns
+    -------
+    dict
+        ``block_size``, ``causal``, ``steps`` (list of :class:`attnlib.tiled.TileStep`: the
+        whole schedule of
+        :func:`attnlib.tiled.tiled_attention_steps`), ``scores`` (T, T) scaled scores with -inf
+        where masked, ``exact`` (T, d_v) plain attention output, ``row_max`` (T,) and ``row_l``
+        (T,): each row's true maximum and softmax normaliser ``sum(exp(s - row_max))``.
+    """
+    Q, K, V = _check_lab_qkv(Q, K, V)
+    block_size = check_int(block_size, "block_size")
+    steps = list(tiled_attention_steps(Q, K, V, block_size=block_size, causal=causal))
+    mask = causal_mask(Q.shape[0]) if causal else None
+    exact, _ = scaled_dot_product_attention(Q, K, V, mask=mask)
+    scores = Q @ K.T / np.sqrt(Q.shape[1])
+    if causal:
+        scores = np.where(mask, scores, -np.inf)
+    row_max = scores.max(axis=-1)
+    return {
+        "block_size": block_size,
+        "causal": bool(causal),
+        "steps": steps,
+        "scores": scores,
+        "exact": exact,
+        "row_max": row_max,
+        "row_l": np.exp(scores - row_max[:, None]).sum(axis=-1),
+    }
+
+
+def state_at_step(schedule: dict[str, Any], step: int) -> dict[str, Any]:
+    """What the lab shows after ``step`` tiles of a :func:`tiling_schedule` (numbers only).
+
+    Parameters
+    ----------
+    schedule : dict
+        What :func:`tiling_schedule` returned.
+    step : int
+        How many tiles have been processed, counted from 1. Values above the number of tiles
+        show the last tile (the lab's step slider can briefly point past the end while the
+        block size changes).
+
+    Returns
+    -------
+    dict
+        The schedule's entries plus ``n_steps``, ``step`` (the step shown, 1..n_steps),
+        ``current`` (its TileStep), ``processed`` (T, T) bool: pairs in a tile done so far,
+        ``paths`` (k + 1, n_rows, d_v): the current rows' partial outputs after each of their key
+        blocks up to the current one, ``errors`` (n_rows,) max |partial - exact| per current
+        row, ``grew`` (n_rows,) bool: the maximum rose at this tile (rescale < 1, not the first
+        tile), ``m``, ``l`` and ``rescale`` (n_rows,) of the current rows, and ``m_rows``,
+        ``l_rows`` (T,): every row's running values so far (final for finished query blocks,
+        NaN for those not started).
+    """
+    step = check_int(step, "step")
+    steps, exact = schedule["steps"], schedule["exact"]
+    T = exact.shape[0]
+    shown = min(step, len(steps))
+    current = steps[shown - 1]
+    processed = np.zeros((T, T), dtype=bool)
+    m_rows = np.full(T, np.nan)
+    l_rows = np.full(T, np.nan)
+    for done in steps[:shown]:
+        processed[done.rows, done.cols] = True
+        m_rows[done.rows], l_rows[done.rows] = done.m[:, 0], done.l[:, 0]
+    paths = np.stack([s.output for s in steps[:shown] if s.q_block == current.q_block])
+    return {
+        **schedule,
+        "n_steps": len(steps),
+        "step": shown,
+        "current": current,
+        "processed": processed,
+        "paths": paths,
+        "errors": np.abs(current.output - exact[current.rows]).max(axis=-1),
+        "grew": (current.rescale[:, 0] < 1) & (current.k_block > 0),
+        "m": current.m[:, 0],
+        "l": current.l[:, 0],
+        "rescale": current.rescale[:, 0],
+        "m_rows": m_rows,
+        "l_rows": l_rows,
+    }
+
+
 def tiling_state(
     Q: ArrayLike,
     K: ArrayLike,
@@ -90,74 +186,10 @@ def tiling_state(
 ) -> dict[str, Any]:
     """Everything the lab shows after ``step`` tiles of tiled attention (numbers, no widgets).
 
-    Parameters
-    ----------
-    Q, K : array_like, shape (T, d_k)
-    V : array_like, shape (T, d_v)
-    block_size : int, default 4
-    step : int, default 1
-        How many tiles have been processed, counted from 1. Values above the number of tiles
-        show the last tile (the lab's step slider can briefly point past the end while the
-        block size changes).
-    causal : bool, default False
-
-    Returns
-    -------
-    dict
-        ``steps`` (list of :class:`attnlib.tiled.TileStep`, the whole schedule), ``n_steps``,
-        ``step`` (the step shown, 1..n_steps), ``current`` (its TileStep), ``scores`` (T, T)
-        scaled scores with -inf where masked, ``processed`` (T, T) bool: pairs in a tile done so
-        far, ``exact`` (T, d_v) plain attention output, ``paths`` (k + 1, n_rows, d_v): the
-        current rows' partial outputs after each of their key blocks up to the current one,
-        ``errors`` (n_rows,) max |partial - exact| per current row, ``grew`` (n_rows,) bool:
-        the maximum rose at this tile (rescale < 1, not the first tile), ``m``, ``l`` and
-        ``rescale`` (n_rows,) of the current rows.
+    ``state_at_step(tiling_schedule(Q, K, V, block_size, causal), step)``: see those two for
+    the parameters and the entries of the returned dict.
     """
-    Q, K, V = _check_lab_qkv(Q, K, V)
-    block_size = check_int(block_size, "block_size")
-    step = check_int(step, "step")
-    steps = list(tiled_attention_steps(Q, K, V, block_size=block_size, causal=causal))
-    T = Q.shape[0]
-    mask = causal_mask(T) if causal else None
-    exact, _ = scaled_dot_product_attention(Q, K, V, mask=mask)
-    scores = Q @ K.T / np.sqrt(Q.shape[1])
-    if causal:
-        scores = np.where(mask, scores, -np.inf)
-
-    shown = min(step, len(steps))
-    current = steps[shown - 1]
-    processed = np.zeros((T, T), dtype=bool)
-    for done in steps[:shown]:
-        processed[done.rows, done.cols] = True
-    same_rows = [s for s in steps[:shown] if s.q_block == current.q_block]
-    paths = np.stack([s.output for s in same_rows])
-    errors = np.abs(current.output - exact[current.rows]).max(axis=-1)
-    first = current.k_block == 0
-    # Every row's state so far: final for the query blocks already done, NaN for those to come.
-    m_rows = np.full(T, np.nan)
-    l_rows = np.full(T, np.nan)
-    for done in steps[:shown]:
-        m_rows[done.rows], l_rows[done.rows] = done.m[:, 0], done.l[:, 0]
-    row_max = scores.max(axis=-1)
-    return {
-        "steps": steps,
-        "n_steps": len(steps),
-        "step": shown,
-        "current": current,
-        "scores": scores,
-        "processed": processed,
-        "exact": exact,
-        "paths": paths,
-        "errors": errors,
-        "grew": (current.rescale[:, 0] < 1) & (not first),
-        "m": current.m[:, 0],
-        "l": current.l[:, 0],
-        "rescale": current.rescale[:, 0],
-        "m_rows": m_rows,
-        "l_rows": l_rows,
-        "row_max": row_max,
-        "row_l": np.exp(scores - row_max[:, None]).sum(axis=-1),
-    }
+    return state_at_step(tiling_schedule(Q, K, V, block_size, causal), step)
 
 
 def _make_view(
@@ -169,10 +201,10 @@ def _make_view(
     ``extent`` (``[[x_min, y_min], [x_max, y_max]]`` of every output the lab can show).
     """
     T = V.shape[0]
-    ax_s = figure.add_axes((0.035, 0.15, 0.25, 0.68))
-    ax_m = figure.add_axes((0.33, 0.15, 0.14, 0.68))
-    ax_l = figure.add_axes((0.50, 0.15, 0.14, 0.68))
-    ax_o = figure.add_axes((0.72, 0.15, 0.265, 0.68))
+    ax_s = figure.add_axes((0.055, 0.15, 0.24, 0.68))
+    ax_m = figure.add_axes((0.335, 0.15, 0.135, 0.68))
+    ax_l = figure.add_axes((0.51, 0.15, 0.13, 0.68))
+    ax_o = figure.add_axes((0.72, 0.15, 0.26, 0.68))
     for ax in (ax_s, ax_m, ax_l):
         ax.set_ylim(T - 0.5, -0.5)
         ax.set_yticks(range(0, T, 2))
@@ -203,16 +235,15 @@ def _make_view(
     limit = limits["score"]
     ax_m.set_xlim(-1.08 * limit, 1.08 * limit)
     ax_m.axvline(0, color="lightgray", linewidth=0.8, zorder=0)
-    ax_m.set_title("m: running max\n| = m, o = the row's max", fontsize=8.5)
+    ax_m.set_title("m: running max\n| = m, o = the row's max", fontsize=8)
     ax_m.set_xlabel("score", fontsize=8)
     (seen_scores,) = ax_m.plot([], [], "|", color="silver", markersize=7)
-    (done_m,) = ax_m.plot([], [], "|", color="gray", markersize=13, mew=2.5)
     (m_marks,) = ax_m.plot([], [], "|", color="black", markersize=13, mew=2.5)
     (row_max,) = ax_m.plot([], [], "o", mfc="none", mec="crimson", markersize=8, mew=1.3)
 
     # Running normaliser: one bar per query row; finished rows keep their final l in grey.
     ax_l.set_xlim(0, 1.08 * limits["l"])
-    ax_l.set_title("l: running normaliser\n(red edge: just rescaled)", fontsize=8.5)
+    ax_l.set_title("l: running normaliser\n(red edge: just rescaled)", fontsize=8)
     ax_l.set_xlabel("sum of exp(score - m)", fontsize=8)
     l_bars = PolyCollection([], linewidths=2)
     ax_l.add_collection(l_bars)
@@ -235,8 +266,7 @@ def _make_view(
     (seen_values,) = ax_o.plot([], [], "o", color="dimgray", markersize=4)
     paths = LineCollection([], linewidths=1.2)
     ax_o.add_collection(paths)
-    path_dots = ax_o.scatter(np.zeros(0), np.zeros(0), s=9)
-    ends = ax_o.scatter(np.zeros(0), np.zeros(0), s=40)
+    dots = ax_o.scatter(np.zeros(0), np.zeros(0))  # acc / l after each key block; last one big
     targets = ax_o.scatter(np.zeros(0), np.zeros(0), s=120, facecolors="none", linewidths=1.6)
 
     view = {
@@ -248,18 +278,16 @@ def _make_view(
         "box": box,
         "seen_scores": seen_scores,
         "m_marks": m_marks,
-        "done_m": done_m,
         "row_max": row_max,
         "l_bars": l_bars,
         "seen_values": seen_values,
         "paths": paths,
-        "path_dots": path_dots,
-        "ends": ends,
+        "dots": dots,
         "targets": targets,
     }
     animated = [
-        image, grid, box, seen_scores, done_m, m_marks, row_max, l_bars,
-        seen_values, paths, path_dots, ends, targets,
+        image, grid, box, seen_scores, m_marks, row_max, l_bars,
+        seen_values, paths, dots, targets,
     ]  # fmt: skip
     return view, animated
 
@@ -300,24 +328,15 @@ def tiling_caption(state: dict[str, Any]) -> str:
     return f"{state['heading']}\n{state['detail']}"
 
 
-def update_tiling_view(
-    view: dict[str, Any],
-    *,
-    Q: np.ndarray,
-    K: np.ndarray,
-    V: np.ndarray,
-    block_size: int,
-    step: int,
-    causal: bool,
-) -> dict[str, Any]:
-    """Put :func:`tiling_state` for these control values on the view's artists, in place.
+def update_tiling_view(view: dict[str, Any], schedule: dict[str, Any], step: int) -> dict[str, Any]:
+    """Put :func:`state_at_step` of ``schedule`` on the view's artists, in place.
 
     Returns
     -------
     dict
-        The state (see :func:`tiling_state`) plus ``heading`` and ``detail`` (the texts shown).
+        The state (see :func:`state_at_step`) plus ``heading`` and ``detail`` (the texts shown).
     """
-    state = tiling_state(Q, K, V, block_size=block_size, step=step, causal=causal)
+    state = state_at_step(schedule, step)
     current: TileStep = state["current"]
     scores, processed = state["scores"], state["processed"]
     rows = np.arange(current.rows.start, current.rows.stop)
@@ -327,7 +346,7 @@ def update_tiling_view(
     rgba[~processed, :3] = 0.25 * rgba[~processed, :3] + 0.75  # tiles still to come: faded
     rgba[~np.isfinite(scores)] = _MASKED_RGBA
     view["image"].set_facecolor(rgba.reshape(-1, 4))
-    view["grid"].set_segments(_grid_segments(view["T"], block_size))
+    view["grid"].set_segments(_grid_segments(view["T"], state["block_size"]))
     view["box"].set_bounds(
         current.cols.start - 0.5, rows[0] - 0.5, current.cols.stop - current.cols.start, rows.size
     )
@@ -336,7 +355,6 @@ def update_tiling_view(
     r_idx, c_idx = np.nonzero(np.isfinite(seen))
     view["seen_scores"].set_data(seen[r_idx, c_idx], rows[r_idx])
     view["m_marks"].set_data(state["m"], rows)
-    view["done_m"].set_data(state["m_rows"][: rows[0]], np.arange(rows[0]))
     view["row_max"].set_data(state["row_max"][rows], rows)
 
     # Bars: the finished rows' final l in grey, the current rows' running l in their colours,
@@ -359,10 +377,11 @@ def update_tiling_view(
     paths = state["paths"][:, :, :2]  # (n_key_blocks_so_far, n_rows, 2)
     view["paths"].set_segments([paths[:, k] for k in range(rows.size)])
     view["paths"].set_color(colours)
-    view["path_dots"].set_offsets(paths.reshape(-1, 2))
-    view["path_dots"].set_facecolors(np.tile(colours, (paths.shape[0], 1)))
-    view["ends"].set_offsets(paths[-1])
-    view["ends"].set_facecolors(colours)
+    view["dots"].set_offsets(paths.reshape(-1, 2))
+    view["dots"].set_facecolors(np.tile(colours, (paths.shape[0], 1)))
+    sizes = np.full(paths.shape[:2], 9.0)
+    sizes[-1] = 40.0  # the current partial outputs
+    view["dots"].set_sizes(sizes.ravel())
     view["targets"].set_offsets(state["exact"][rows, :2])
     view["targets"].set_edgecolors(colours)
 
@@ -411,47 +430,45 @@ def tiling_lab(
         raise TypeError(f"causal must be True or False; got {causal!r}")
     step = check_int(step, "step")
 
+    # Every schedule the controls can ask for, computed once (a few ms): updates only draw.
+    schedules = {
+        (b, c): tiling_schedule(Q, K, V, block_size=b, causal=c)
+        for b in BLOCK_SIZES
+        for c in (False, True)
+    }
+
     def n_steps(block: int, is_causal: bool) -> int:
-        return sum(1 for _ in tiled_attention_steps(Q, K, V, block_size=block, causal=is_causal))
+        return len(schedules[block, bool(is_causal)]["steps"])
 
     controls = {
         "block_size": widgets.ToggleButtons(
-            options=list(BLOCK_SIZES),
-            value=block_size,
-            description="block size",
-            style={"description_width": "initial"},
+            options=list(BLOCK_SIZES), value=block_size, description="block size"
         ),
         "step": widgets.IntSlider(
             value=min(step, n_steps(block_size, causal)),
             min=1,
             max=n_steps(block_size, causal),
             description="tiles done",
-            style=slider_style(),
         ),
         "causal": widgets.Checkbox(value=bool(causal), description="causal mask"),
     }
-    states = [
-        s
-        for b in BLOCK_SIZES
-        for c in (False, True)
-        for s in tiled_attention_steps(Q, K, V, block_size=b, causal=c)
-    ]
-    outputs = np.concatenate([s.output[:, :2] for s in states])
+    every_tile = [tile for sched in schedules.values() for tile in sched["steps"]]
+    outputs = np.concatenate([tile.output[:, :2] for tile in every_tile])
     limits = {
         "score": float(np.abs(Q @ K.T).max() / np.sqrt(Q.shape[1])),
-        "l": float(max(s.l.max() for s in states)),
+        "l": float(max(tile.l.max() for tile in every_tile)),
         "extent": np.stack([outputs.min(axis=0), outputs.max(axis=0)]),
     }
 
-    def update_view(view: dict[str, Any], **values: Any) -> dict[str, Any]:
-        return update_tiling_view(view, Q=Q, K=K, V=V, **values)
+    def update_view(view: dict[str, Any], *, block_size: int, step: int, causal: bool) -> dict:
+        return update_tiling_view(view, schedules[block_size, bool(causal)], step)
 
     lab = Lab(
         controls,
         lambda fig: _make_view(fig, V[:, :2], limits),
         update_view,
-        figsize=(12.0, 4.2),
-        dpi=80,
+        figsize=(10.5, 3.7),
+        dpi=72,
         title="Tiling lab: tiled attention, one tile at a time",
         caption=tiling_caption,
     )
