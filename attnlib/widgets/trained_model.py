@@ -280,8 +280,9 @@ class _TrainedModelLab(Lab):
             word = {i: label for label, i in slider.options}.get(old, "").split(": ", 1)[-1]
             # the same word if the new sentence has it ("it" stays "it"), else the same position
             keep = tokens.index(word) if word in tokens else min(old, len(tokens) - 1)
-            slider.options = options
-            slider.value = keep
+            with slider.hold_sync():  # one message: the browser never sees the old index
+                slider.options = options  # with the new, possibly shorter, options
+                slider.value = keep
 
 
 def trained_attention_lab(
