@@ -59,7 +59,7 @@
 # We check each of these with numbers.
 #
 # One setting first. We time numpy code below, and numpy hands matrix products to a BLAS
-# library that may start several threads. On a shared machine, threads that wait for each other
+# library that may start several threads. On a busy machine, threads that wait for each other
 # make timings jump around, so we ask for a single thread. This only works before numpy is first
 # imported, so it comes first (after *Kernel → Restart* it takes effect again).
 
@@ -128,8 +128,7 @@ n_heads, T = 8, 8192
 print(f"weights of one layer, {n_heads} heads, T = {T:,}: {n_heads * T * T * 4 / 2**30:.0f} GiB")
 
 # %% [markdown]
-# <details>
-# <summary>A precision note on "16× more attention work" (optional)</summary>
+# ### A precision note on "16× more attention work" (optional)
 #
 # The 16 is exact for the part of attention that compares tokens: $Q K^\top$, the softmax and
 # $A V$. An attention *layer* also projects every token, $Q = X W_Q$, $K = X W_K$,
@@ -153,8 +152,6 @@ for T in (2048, 8192):
 # The longer the context, the more the $T^2$ part dominates and the closer the ratio gets to 16.
 # (The feed-forward block after attention also grows linearly, so a whole transformer grows by
 # less again.)
-#
-# </details>
 
 # %% [markdown]
 # ## 2. Measuring it
@@ -163,7 +160,7 @@ for T in (2048, 8192):
 # (notebook 05's softmax with the row maximum subtracted), and `attnlib.tiled_attention`, the
 # tiled version that sections 3 and 4 build. We time both in float32 for $T$ from 256 to 2048.
 #
-# Two precautions make the measurement fair on a shared machine. We read
+# Two precautions make the measurement fair on a busy machine. We read
 # `time.process_time()`, the processor time *our* program used, rather than a wall clock, which
 # would also count the moments other programs had the processor. And we keep the fastest of
 # three runs per size, with the sizes interleaved.
@@ -302,7 +299,8 @@ print("the lab's example is these numbers:", all(map(np.array_equal, (Q, K, V), 
 
 i = 9
 s = Q[i] @ K.T / np.sqrt(d_k)  # query 9's scores against all 12 keys
-print(f"scores of query {i}:", s)
+print(f"scores of query {i} against keys 0-11:")
+print(s)
 
 # %%
 m, l, acc = -np.inf, 0.0, np.zeros(d_v)
@@ -398,47 +396,20 @@ for step in tiled_attention_steps(Q, K, V, block_size=block):
 
 
 # %%
-def tile_order(T, block, causal):
-    """A (T, T) array: the number of the tile that computes each score (0 = never computed)."""
-    order = np.zeros((T, T))
-    for step in tiled_attention_steps(Q, K, V, block_size=block, causal=causal):
-        order[step.rows, step.cols] = step.index + 1
-    return order
-
+from attnlib import causal_mask
+from attnlib.tiling_diagram import tile_order_diagram
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
 for ax, causal in zip(axes, (False, True)):
-    order = tile_order(T, block, causal)
-    shown = np.ma.masked_equal(order, 0)
-    ax.imshow(shown, cmap="viridis", vmin=1, vmax=13, alpha=0.85)
-    ax.set_facecolor("0.85")
-    for q0 in range(0, T, block):
-        for k0 in range(0, T, block):
-            n = int(order[q0 : q0 + block, k0 : k0 + block].max())
-            ax.text(
-                k0 + 1.5,
-                q0 + 1.5,
-                str(n) if n else "skipped",
-                ha="center",
-                va="center",
-                fontsize=13 if n else 10,
-                color="white" if n else "0.3",
-            )
-    for edge in range(block, T, block):
-        ax.axhline(edge - 0.5, color="white", lw=2)
-        ax.axvline(edge - 0.5, color="white", lw=2)
-    if causal:
-        ax.imshow(
-            np.ma.masked_where(np.tril(np.ones((T, T))) == 1, np.ones((T, T))),
-            cmap="Greys",
-            vmin=0,
-            vmax=4,
-            alpha=0.6,
-        )
-    ax.set_xlabel("key")
-    ax.set_ylabel("query")
-    ax.set_title("causal: 6 tiles, 3 skipped" if causal else "no mask: 9 tiles", fontsize=11)
-fig.suptitle("the order of the tiles (block size 4); grey = masked pairs", fontsize=12)
+    steps = list(tiled_attention_steps(Q, K, V, block_size=block, causal=causal))
+    n_skipped = (T // block) ** 2 - len(steps)
+    title = (
+        f"causal: {len(steps)} tiles, {n_skipped} skipped"
+        if causal
+        else f"no mask: {len(steps)} tiles"
+    )
+    tile_order_diagram(steps, T, T, mask=causal_mask(T) if causal else None, ax=ax, title=title)
+fig.suptitle(f"the order of the tiles (block size {block}); grey = masked pairs", fontsize=12)
 fig.tight_layout()
 plt.show()
 
@@ -449,8 +420,6 @@ plt.show()
 # next float64), with the same check in float32:
 
 # %%
-from attnlib import causal_mask
-
 eps = np.finfo(np.float64).eps
 cases = [(b, c) for c in (False, True) for b in (1, 2, 3, 4, 5, 12)]
 gaps = {}
@@ -566,7 +535,7 @@ plt.show()
 T_big = 1024
 Qb, Kb, Vb = inputs[T_big]  # d_k = d_v = 64
 tiled_madds = sum(
-    step.scores.size * (Qb.shape[1] + Vb.shape[1])  # a tile: rows x cols dot products, twice
+    step.scores.size * (Qb.shape[1] + Vb.shape[1])  # per score: d_k for Q K^T, d_v for A V
     for step in tiled_attention_steps(Qb, Kb, Vb, block_size=128)
 )
 print(f"tiled attention, T = {T_big}: {tiled_madds:,} multiply-adds")
