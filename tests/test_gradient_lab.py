@@ -11,6 +11,7 @@ from attnlib.widgets.gradients import (
     D_K_OPTIONS,
     LAB_LR,
     LAB_STEPS,
+    gradient_caption,
     gradient_lab,
     gradient_state,
     training_runs,
@@ -38,7 +39,7 @@ def lab(shared_lab):
 
 
 def drawn_weights(lab) -> np.ndarray:
-    return np.asarray(lab.view["image"].get_array())
+    return np.asarray(lab.view["image"].get_array()).reshape(16, 16)
 
 
 # --- the training runs and the plain state function -------------------------------------------
@@ -65,6 +66,7 @@ def test_state_reads_the_chosen_run_at_the_chosen_step(runs) -> None:
     assert state["accuracy"] == run["accuracy"][37]
     assert state["found"] == round(16 * run["accuracy"][37])
     assert state["grad"] == pytest.approx(np.median(run["score_grad"][37]))
+    np.testing.assert_allclose(run["score_grad_median"], np.median(run["score_grad"], axis=1))
 
 
 def test_state_curves_hold_both_runs_of_the_chosen_d_k(runs) -> None:
@@ -101,6 +103,15 @@ def test_state_rejects_settings_off_the_controls(runs, settings, error, message)
         gradient_state(runs, **({"d_k": 256, "scaled": False, "step": 0} | settings))
 
 
+def test_caption_states_the_setting_and_the_numbers(runs) -> None:
+    state = gradient_state(runs, 256, False, 150)
+    text = gradient_caption(state)
+    assert text.startswith("d_k = 256, unscaled, step 150: loss ")
+    assert f"loss {state['loss']:.3f}," in text
+    assert f"{state['found']} of 16 queries find their key" in text
+    assert f"median |dL/ds_i| = {state['grad']:.1e}" in text
+
+
 # --- the lab ----------------------------------------------------------------------------------
 
 
@@ -118,7 +129,7 @@ def test_step_slider_moves_the_weights_the_markers_and_the_readout(lab) -> None:
         marker, cursor = lab.view["lines"][key][2], lab.view["lines"][key][3]
         assert marker.get_xdata()[0] == 3 and cursor.get_xdata()[0] == 3
     assert lab.view["lines"]["loss"][2].get_ydata()[0] == pytest.approx(lab.state["loss"])
-    assert "step   3" in lab.view["readout"].get_text()
+    assert "step 3:" in lab.caption.value
     assert lab.live.frames == frames + 1
 
 
@@ -126,10 +137,10 @@ def test_scaled_checkbox_switches_the_run_shown(lab, runs) -> None:
     lab.controls["step"].value = 60
     lab.controls["scaled"].value = True
     np.testing.assert_array_equal(drawn_weights(lab), runs[256, True]["weights"][60])
-    assert "scaled " in lab.view["readout"].get_text()
+    assert ", scaled," in lab.caption.value
     lab.controls["scaled"].value = False
     np.testing.assert_array_equal(drawn_weights(lab), runs[256, False]["weights"][60])
-    assert "unscaled" in lab.view["readout"].get_text()
+    assert ", unscaled," in lab.caption.value
 
 
 def test_d_k_slider_redraws_both_curves(lab, runs) -> None:

@@ -25,7 +25,15 @@ from .._validation import check_int
 from ..retrieval import retrieval_problem, train_retrieval
 from .live import Lab, slider_style
 
-__all__ = ["D_K_OPTIONS", "LAB_LR", "LAB_STEPS", "gradient_lab", "gradient_state", "training_runs"]
+__all__ = [
+    "D_K_OPTIONS",
+    "LAB_LR",
+    "LAB_STEPS",
+    "gradient_caption",
+    "gradient_lab",
+    "gradient_state",
+    "training_runs",
+]
 
 #: The d_k slider's positions.
 D_K_OPTIONS: tuple[int, ...] = (4, 16, 64, 256)
@@ -58,15 +66,18 @@ def training_runs(
     dict
         ``runs[d_k, scaled]`` is the history of :func:`attnlib.retrieval.train_retrieval` with
         ``keep_weights=True``: ``loss`` and ``accuracy`` of shape (steps + 1,), ``score_grad`` of
-        shape (steps + 1, 16) and ``weights`` of shape (steps + 1, 16, 16).
+        shape (steps + 1, 16) and ``weights`` of shape (steps + 1, 16, 16); plus
+        ``score_grad_median``, the median over queries of ``score_grad``, shape (steps + 1,).
     """
     runs = {}
     for d_k in d_ks:
         problem = retrieval_problem(d_k=d_k, seed=seed)
         for scaled in (True, False):
-            runs[d_k, scaled] = train_retrieval(
+            run = train_retrieval(
                 problem, scale=None if scaled else 1.0, lr=lr, steps=steps, keep_weights=True
             )
+            run["score_grad_median"] = np.median(run["score_grad"], axis=1)
+            runs[d_k, scaled] = run
     return runs
 
 
@@ -89,7 +100,8 @@ def gradient_state(
     Returns
     -------
     dict
-        ``weights`` (n, n), the attention weights at ``step``; ``loss``, ``accuracy``,
+        ``d_k``, ``scaled``, ``step`` as given; ``weights`` (n, n), the attention weights at
+        ``step``; ``loss``, ``accuracy``,
         ``found`` (how many queries put their largest weight on their own key) and ``grad``
         (the median over queries of :math:`\|\partial L/\partial s_i\|`) at ``step``;
         ``curves``: ``loss_scaled``, ``loss_unscaled``, ``grad_scaled``, ``grad_unscaled`` of
@@ -109,16 +121,19 @@ def gradient_state(
         )
     weights = run["weights"][step]
     return {
+        "d_k": d_k,
+        "scaled": bool(scaled),
+        "step": step,
         "weights": weights,
         "loss": float(run["loss"][step]),
         "accuracy": float(run["accuracy"][step]),
         "found": int(np.sum(weights.argmax(axis=1) == np.arange(len(weights)))),
-        "grad": float(np.median(run["score_grad"][step])),
+        "grad": float(run["score_grad_median"][step]),
         "curves": {
             "loss_scaled": runs[d_k, True]["loss"],
             "loss_unscaled": runs[d_k, False]["loss"],
-            "grad_scaled": np.median(runs[d_k, True]["score_grad"], axis=1),
-            "grad_unscaled": np.median(runs[d_k, False]["score_grad"], axis=1),
+            "grad_scaled": runs[d_k, True]["score_grad_median"],
+            "grad_unscaled": runs[d_k, False]["score_grad_median"],
         },
     }
 
@@ -126,11 +141,11 @@ def gradient_state(
 def _make_view(runs: dict, n_steps: int):
     n = next(iter(runs.values()))["weights"].shape[-1]
     loss_top = 1.05 * max(float(run["loss"].max()) for run in runs.values())
-    grad_top = 2.0 * max(float(np.median(run["score_grad"], axis=1).max()) for run in runs.values())
+    grad_top = 2.0 * max(float(run["score_grad_median"].max()) for run in runs.values())
 
     def make_view(fig: Figure):
         ax_loss, ax_grad, ax_w = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.15, 1.15, 0.8]})
-        fig.subplots_adjust(left=0.055, right=0.985, bottom=0.16, top=0.80, wspace=0.3)
+        fig.subplots_adjust(left=0.055, right=0.985, bottom=0.16, top=0.9, wspace=0.3)
         steps = np.arange(n_steps + 1)
         lines = {}
         for ax, key, title in (
@@ -152,17 +167,25 @@ def _make_view(runs: dict, n_steps: int):
         ax_grad.set_ylim(_GRAD_FLOOR, grad_top)
         ax_loss.legend(loc="center right", fontsize=8, frameon=False)
 
-        image = ax_w.imshow(np.zeros((n, n)), cmap="Blues", vmin=0, vmax=1, aspect="equal")
-        # the key each query should find; animated so that it is drawn over the image
+        # A mesh of n x n cells draws much faster than imshow, which resamples every frame.
+        edges = np.arange(n + 1) - 0.5
+        image = ax_w.pcolormesh(
+            edges, edges, np.zeros((n, n)), cmap="Blues", vmin=0, vmax=1, antialiased=False
+        )
+        ax_w.set_xlim(-0.5, n - 0.5)
+        ax_w.set_ylim(n - 0.5, -0.5)  # query 0 at the top, as in a matrix
+        ax_w.set_aspect("equal")
+        # the key each query should find; animated so that it is drawn over the weights
         (targets,) = ax_w.plot(range(n), range(n), "s", ms=5, mfc="none", mec="tab:red", mew=0.8)
         ax_w.set_xticks([0, n - 1])
         ax_w.set_yticks([0, n - 1])
         ax_w.set_xlabel("key")
         ax_w.set_ylabel("query")
         ax_w.set_title("weights at this step", fontsize=10)
-        readout = fig.text(0.01, 0.92, " ", fontsize=10, family="monospace", va="bottom")
-        view = {"lines": lines, "image": image, "readout": readout}
-        animated = [image, targets, readout, *(a for group in lines.values() for a in group)]
+        view = {"lines": lines, "image": image}
+        # The curves change only with d_k: they stay in the background (one per d_k, see
+        # static_key in gradient_lab); a step redraws the weights, the markers and the cursors.
+        animated = [image, targets, *(a for group in lines.values() for a in group[2:])]
         return view, animated
 
     return make_view
@@ -172,7 +195,6 @@ def _update_view(runs: dict):
     def update_view(view: dict, *, d_k: int, scaled: bool, step: int) -> dict[str, Any]:
         state = gradient_state(runs, d_k, scaled, step)
         curves = state["curves"]
-        kind = "scaled" if scaled else "unscaled"
         for key in ("loss", "grad"):
             scaled_line, raw_line, marker, cursor = view["lines"][key]
             low = _GRAD_FLOOR if key == "grad" else -np.inf
@@ -181,15 +203,21 @@ def _update_view(runs: dict):
             marker.set_data([step], [max(state[key], low)])
             marker.set_markeredgecolor("tab:blue" if scaled else "tab:orange")
             cursor.set_xdata([step, step])
-        view["image"].set_data(state["weights"])
-        n = len(state["weights"])
-        view["readout"].set_text(
-            f"d_k = {d_k:<3d} {kind:<8}  step {step:3d}:  loss {state['loss']:6.3f}"
-            f"   found {state['found']:2d} of {n} keys   median |dL/ds_i| = {state['grad']:.1e}"
-        )
+        view["image"].set_array(state["weights"].ravel())
         return state
 
     return update_view
+
+
+def gradient_caption(state: dict[str, Any]) -> str:
+    """The line of numbers shown above the lab's picture, for a :func:`gradient_state`."""
+    n = len(state["weights"])
+    kind = "scaled" if state["scaled"] else "unscaled"
+    return (
+        f"d_k = {state['d_k']}, {kind}, step {state['step']}: loss {state['loss']:.3f},"
+        f" {state['found']} of {n} queries find their key,"
+        f" median |dL/ds_i| = {state['grad']:.1e}"
+    )
 
 
 def gradient_lab(d_k: int = 256, scaled: bool = False, step: int = 0, seed: int = 9) -> Lab:
@@ -233,7 +261,9 @@ def gradient_lab(d_k: int = 256, scaled: bool = False, step: int = 0, seed: int 
         controls,
         _make_view(runs, LAB_STEPS),
         _update_view(runs),
-        figsize=(10.5, 3.2),
+        figsize=(10.5, 3.0),
         dpi=80,
+        caption=gradient_caption,
+        static_key=lambda *, d_k, scaled, step: d_k,
         title=f"Training a retrieval head (step size {LAB_LR}): scrub through the runs",
     )
