@@ -377,8 +377,9 @@ class _MaskingLab(Lab):
         options = tuple((f"{i}: {label}", i) for i, label in enumerate(labels))
         if tuple(query.options) != options:
             keep = query.value
-            query.options = options
-            query.value = keep
+            with query.hold_sync():  # one message: the browser never sees the reset index 0
+                query.options = options
+                query.value = keep
 
 
 def masking_lab(
