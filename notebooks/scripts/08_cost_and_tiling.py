@@ -377,7 +377,7 @@ from attnlib.tiled import tiled_attention_steps
 
 exact, _ = scaled_dot_product_attention(Q, K, V)
 print(
-    f"{'tile':>4} {'queries':>8} {'keys':>6} {'max grew in rows':<18} {'largest |acc/l - exact|':>24}"
+    f"{'tile':>4} {'queries':>8} {'keys':>6} {'max grew in rows':<18} {'max |acc/l - exact|':>20}"
 )
 for step in tiled_attention_steps(Q, K, V, block_size=block):
     rows = range(step.rows.start, step.rows.stop)
@@ -385,7 +385,7 @@ for step in tiled_attention_steps(Q, K, V, block_size=block):
     gap = np.abs(step.output - exact[step.rows]).max()
     queries = f"{step.rows.start}-{step.rows.stop - 1}"
     keys = f"{step.cols.start}-{step.cols.stop - 1}"
-    print(f"{step.index + 1:>4} {queries:>8} {keys:>6} {str(grew or '-'):<18} {gap:>24.4f}")
+    print(f"{step.index + 1:>4} {queries:>8} {keys:>6} {str(grew or '-'):<18} {gap:>20.4f}")
 
 # %% [markdown]
 # Within each query block the gap shrinks to 0 at its last key block, and at each tile the rows
@@ -438,7 +438,8 @@ gap32 = np.abs(tiled_attention(Q32, K32, V32, block_size=4) - ref32).max()
 for (b, causal), (gap, same) in gaps.items():
     bits = "  (bit for bit)" if same else ""
     print(
-        f"block {b:>2}, causal {causal!s:<5}: largest difference {gap:.1e} = {gap / eps:.1f} eps{bits}"
+        f"block {b:>2}, causal {causal!s:<5}: largest difference {gap:.1e}"
+        f" = {gap / eps:.1f} eps{bits}"
     )
 print(f"float32, block 4: largest difference {gap32:.1e}")
 
@@ -566,9 +567,9 @@ print(f"one 128 x 128 tile in float32: {128 * 128 * 4 // 1024} KiB, whatever T i
 # towards the exact output (open circle), with the values $v_j$ as grey points.
 #
 # Things to try: with block size 4, step from tile 7 to tile 8 and watch query 9 (the second
-# row of its block, orange) when key 7 arrives. Set block size 2 and step through one query block: how
-# many times does each row's maximum grow? Then tick **causal mask**: why does the first query
-# block finish after a single tile?
+# row of its block, orange) when key 7 arrives. Set block size 2 and step through one query
+# block: how many times does each row's maximum grow? Then tick **causal mask**: why does the
+# first query block finish after a single tile?
 #
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
