@@ -18,8 +18,8 @@
 #
 # A common lesson text ends its derivation of attention with this sentence:
 #
-# > *"Crucially, every operation within this formula (matrix multiplication, scaling, and
-# > softmax) is differentiable. This allows gradients from a downstream loss function to flow
+# > *"Crucially, every operation within this formula—matrix multiplication, scaling, and
+# > softmax—is differentiable. This allows gradients from a downstream loss function to flow
 # > back through the entire mechanism, enabling the weight matrices $W_Q, W_K, W_V$ to be
 # > optimized end-to-end via standard backpropagation."*
 #
@@ -492,12 +492,12 @@ for kind, scale in SCALES.items():
 #
 # <details><summary>A note on the lessons' wording</summary>
 #
-# The lessons say, in general terms, that without the scale "the network fails to learn" and
-# "the layer stops learning". Our runs agree for a head trained through its outputs, which is
-# the case that matters in a transformer. A loss placed on the attention weights themselves,
-# like the cross-entropy above, escapes the vanishing Jacobian, so the statement is not true of
-# every training setup. The mechanism the lessons give (the factor $p_i(\delta_{ij} - p_j)$) is
-# exactly what decides it.
+# The lessons say, in general terms, that omitting the scale "makes a network fail to learn"
+# and that "the layer stops learning". Our runs agree for a head trained through its outputs,
+# which is the case that matters in a transformer. A loss placed on the attention weights
+# themselves, like the cross-entropy above, escapes the vanishing Jacobian, so the statement is
+# not true of every training setup. The mechanism the lessons give (the factor
+# $p_i(\delta_{ij} - p_j)$) is exactly what decides it.
 #
 # </details>
 #
