@@ -7,6 +7,7 @@ The shared machinery (a figure drawn once and updated in place, errors shown in 
 from .heads import gqa_lab
 from .masking import masking_lab
 from .saturation import saturation_lab
+from .tiles import tiling_lab
 from .trained_model import trained_attention_lab
 
-__all__ = ["gqa_lab", "masking_lab", "saturation_lab", "trained_attention_lab"]
+__all__ = ["gqa_lab", "masking_lab", "saturation_lab", "tiling_lab", "trained_attention_lab"]
