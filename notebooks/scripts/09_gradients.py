@@ -23,7 +23,7 @@
 # > back through the entire mechanism, enabling the weight matrices $W_Q, W_K, W_V$ to be
 # > optimized end-to-end via standard backpropagation."*
 #
-# and another states the central claim of every lesson in this collection in four words:
+# and another states the central claim of all these lessons in four words:
 # *"Gradients vanish. Training stalls."* (without the $1/\sqrt{d_k}$). Notebook 04 showed the
 # mechanism on a single softmax. This notebook follows the gradient through a whole head, by
 # hand, and then trains heads, to see whether training really stalls.
@@ -310,7 +310,10 @@ W_K0 = rng.standard_normal((d_model, d_k)) / np.sqrt(d_model)
 
 raw0 = (X_q @ W_Q0) @ (X_k @ W_K0).T
 print(f"std of q entries {np.std(X_q @ W_Q0):.2f}, of k entries {np.std(X_k @ W_K0):.2f}")
-print(f"std of the scores at the start: unscaled {raw0.std():.1f}, scaled {raw0.std() / 16:.2f}")
+print(
+    f"std of the scores at the start: unscaled {raw0.std():.1f},"
+    f" scaled {raw0.std() / np.sqrt(d_k):.2f}"
+)
 top_weight0 = softmax_rows(raw0).max(axis=1)  # each query's largest weight, unscaled
 print(f"largest weight per query at the start, unscaled: median {np.median(top_weight0):.4f}")
 
