@@ -4,10 +4,18 @@ The shared machinery (a figure drawn once and updated in place, errors shown in 
 :mod:`attnlib.widgets.live`; its docstring says how to write a new lab.
 """
 
+from .gradients import gradient_lab
 from .heads import gqa_lab
 from .masking import masking_lab
 from .saturation import saturation_lab
 from .tiles import tiling_lab
 from .trained_model import trained_attention_lab
 
-__all__ = ["gqa_lab", "masking_lab", "saturation_lab", "tiling_lab", "trained_attention_lab"]
+__all__ = [
+    "gradient_lab",
+    "gqa_lab",
+    "masking_lab",
+    "saturation_lab",
+    "tiling_lab",
+    "trained_attention_lab",
+]
