@@ -125,7 +125,42 @@ print(f"exp(10) = {np.exp(10):,.0f}")
 #
 # Each entry is a product of weights. If $p$ is one-hot ($p_k = 1$, all others 0), every entry
 # is 0: for $i \ne k$ the factor $p_i$ is 0, and for $i = k$ it is $1 \cdot (\delta_{kj} - p_j) = 0$.
-# Compute it in numpy and check it once against finite differences:
+
+# %% [markdown]
+# ### Exercise: write the Jacobian yourself
+#
+# Before you read our version below: write `my_jacobian(p)`, which takes the $n$ weights `p` and
+# returns the $(n, n)$ matrix $J_{ij} = p_i(\delta_{ij} - p_j)$ (row $i$: the weight $p_i$;
+# column $j$: the score $x_j$). The check runs it on four weight vectors, a one-hot one among
+# them, and says what went wrong. Stuck? `ch04.softmax_jacobian.hint()`, or
+# `ch04.softmax_jacobian.solution()`.
+
+# %%
+from attnlib.exercises import ch04
+
+
+def my_jacobian(p):
+    raise NotImplementedError  # replace this line with your code
+
+
+ch04.softmax_jacobian.check(my_jacobian)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+def jacobian_solution(p):
+    return np.diag(p) - np.outer(p, p)  # J[i, j] = p_i (delta_ij - p_j)
+
+
+ch04.softmax_jacobian.check(jacobian_solution)
+
+# %% [markdown]
+# Our version is the same one line. We compute it at the weights of section 1 and check it once
+# against finite differences, $\partial p / \partial x_j \approx (\mathrm{softmax}(x +
+# \varepsilon e_j) - \mathrm{softmax}(x - \varepsilon e_j)) / (2\varepsilon)$, with $e_j$ the
+# $j$-th unit vector and $\varepsilon = 10^{-6}$:
 
 
 # %%

@@ -165,6 +165,41 @@ with np.errstate(over="ignore", invalid="ignore"):
 # Nothing can overflow, and the denominator can never be $0$: both NaNs of section 2 are gone,
 # for every finite $x$ and every float type.
 
+# %% [markdown]
+# ### Exercise: a softmax that cannot overflow
+#
+# Before you read our version below, turn the derivation into code. Write `my_softmax(x)` for
+# scores of shape $(\dots, n)$: a softmax along the last axis (one row of weights per query, any
+# number of leading axes) that stays finite where section 2's naive softmax gave NaN, for large
+# scores such as $[1000, 1001]$ and very negative ones such as $[-1000, -1001]$. The check runs
+# it on seven inputs, batches among them, and says what went wrong. Stuck?
+# `ch05.stable_softmax.hint()`, or `ch05.stable_softmax.solution()`.
+
+# %%
+from attnlib.exercises import ch05
+
+
+def my_softmax(x):
+    raise NotImplementedError  # replace this line with your code
+
+
+ch05.stable_softmax.check(my_softmax)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+def softmax_solution(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))  # largest exponent is e^0 = 1
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+ch05.stable_softmax.check(softmax_solution)
+
+# %% [markdown]
+# Our version, with the bound of each step in a comment, on the scores of section 2:
+
 
 # %%
 def stable_softmax(x):

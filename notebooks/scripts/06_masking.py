@@ -197,6 +197,43 @@ print("same weights:", np.allclose(ref_weights, weights_causal))
 print("same output: ", np.allclose(ref_output, output_causal))
 
 # %% [markdown]
+# ### Exercise: masked attention
+#
+# Put causal masking together in one function. Write `my_masked_attention(Q, K, V, mask)`,
+# which returns `(output, weights)` as `scaled_dot_product_attention` does. `mask` is a boolean
+# array, `True` = may attend, of shape $(T_q, T_k)$ or any shape that broadcasts against the
+# scores (a $(1, T_k)$ mask hides the same keys from every query); `Q`, `K`, `V` may have leading
+# batch axes, as in $(B, T, d_k)$. The check runs it on four cases, large scores and a batch
+# among them, and recognises the mistakes shown above (zeroing after the softmax, a mask read
+# the wrong way round). Stuck? `ch06.masked_attention.hint()`, or
+# `ch06.masked_attention.solution()`.
+
+# %%
+from attnlib.exercises import ch06
+
+
+def my_masked_attention(Q, K, V, mask):
+    raise NotImplementedError  # replace this line with your code
+
+
+ch06.masked_attention.check(my_masked_attention)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+def masked_attention_solution(Q, K, V, mask):
+    s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])  # swap only the last two axes
+    s = np.where(mask, s, -np.inf)  # True = may attend; before the softmax
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+
+
+ch06.masked_attention.check(masked_attention_solution)
+
+# %% [markdown]
 # ## Padding masks: hiding the filler
 #
 # To process sentences of different lengths in one batch, we pad them to a common length $T$
@@ -321,6 +358,27 @@ print("real rows 0-2 equal the key-padding result:", np.allclose(w_both[:3], wei
 #
 # Careful: `np.tril` of a $T_q \times T_k$ block is aligned to the *top left*, which is wrong
 # here; its `k` argument shifts the diagonal to where it belongs.
+
+# %% [markdown]
+# ### Exercise: a cache mask, before reading on
+#
+# A smaller case than ours: 2 new queries against 5 keys in the cache ($T_q = 2$, $T_k = 5$).
+# Write the $(2, 5)$ mask as two lists of five `True`/`False`, one row per new query, one entry
+# per key, `True` = may attend. Stuck? `ch06.kv_cache_mask.hint()`, or
+# `ch06.kv_cache_mask.solution()`.
+
+# %%
+answer_mask = ...  # 2 rows (new queries) of 5 True/False (keys)
+ch06.kv_cache_mask.check(answer_mask)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+ch06.kv_cache_mask.check(np.tril(np.ones((2, 5), dtype=bool), k=5 - 2))  # k = T_k - T_q
+
+# %% [markdown]
+# Now our sentence: its last two tokens as the new queries, against all nine keys.
 
 # %%
 T_q, T_k = 2, T  # the last two tokens, "was" and "tired", against all nine keys
