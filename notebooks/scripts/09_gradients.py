@@ -121,6 +121,34 @@ print(f"L = {loss_of(W_Q, W_K, W_V):.6f}")
 # Q = XW_Q,\ \dots \;&\Rightarrow\; dW_Q = X^\top dQ, \quad dW_K = X^\top dK, \quad dW_V = X^\top dV
 # \end{aligned}$$
 
+# %% [markdown]
+# ### Exercise: the softmax line, for any batch of rows
+#
+# Before reading the code below, turn the softmax line into numpy: `my_softmax_backward(p, g)`
+# returns $\partial L/\partial s$ for weights `p` and upstream gradient `g = dL/dp`, both of shape
+# `(..., n)`, row by row, without building $J$. Help: `ch09.softmax_backward.hint()`.
+
+# %%
+from attnlib.exercises import ch09
+
+
+def my_softmax_backward(p, g):
+    raise NotImplementedError  # replace this line with your code
+
+
+ch09.softmax_backward.check(my_softmax_backward)
+
+# %% [markdown]
+# **Solution** (hidden; click the collapsed cell below to show it):
+
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+def softmax_backward_solution(p, g):
+    return p * (g - (p * g).sum(axis=-1, keepdims=True))  # ds_j = p_j (g_j - sum_l g_l p_l)
+
+
+ch09.softmax_backward.check(softmax_backward_solution)
+
 # %%
 dO = np.zeros_like(O)
 dO[IT] = O[IT] - target  # only the output of "it" enters the loss
