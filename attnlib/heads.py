@@ -194,3 +194,45 @@ def _project(X: np.ndarray, x_name: str, W: np.ndarray, w_name: str) -> np.ndarr
             f" {x_name} or {w_name}"
         )
     return product
+
+
+def _check_heads(n_heads: object, n_kv_heads: object) -> tuple[int, int]:
+    n_heads = check_int(n_heads, "n_heads")
+    n_kv_heads = check_int(n_kv_heads, "n_kv_heads")
+    if n_heads % n_kv_heads:
+        raise ValueError(
+            f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}: each KV head must serve"
+            f" the same number of query heads"
+        )
+    return n_heads, n_kv_heads
+
+
+def kv_head_index(n_heads: int, n_kv_heads: int) -> np.ndarray:
+    """The KV head each query head reads: ``i // (n_heads // n_kv_heads)``.
+
+    Parameters
+    ----------
+    n_heads : int
+        Number of query heads (>= 1).
+    n_kv_heads : int
+        Number of key/value heads; must divide ``n_heads``.
+
+    Returns
+    -------
+    ndarray of int, shape (n_heads,)
+        Entry ``i`` is the KV head of query head ``i``; non-decreasing, every KV head appears
+        ``n_heads // n_kv_heads`` times.
+    """
+    n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
+    return np.arange(n_heads) // (n_heads // n_kv_heads)
+
+
+def attention_kind(n_heads: int, n_kv_heads: int) -> str:
+    """``"MHA"`` (n_kv_heads == n_heads), ``"MQA"`` (n_kv_heads == 1) or ``"GQA"`` (between).
+
+    A single head (``n_heads == n_kv_heads == 1``) counts as MHA.
+    """
+    n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
+    if n_kv_heads == n_heads:
+        return "MHA"
+    return "MQA" if n_kv_heads == 1 else "GQA"

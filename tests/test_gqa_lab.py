@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlib.head_sharing import kv_head_index
+from attnlib.heads import kv_head_index
 from attnlib.kv_cache import kv_cache_bytes
 from attnlib.widgets.heads import (
     HEAD_COUNTS,

@@ -7,13 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnlib.head_sharing import (
-    attention_kind,
-    group_colors,
-    kv_head_index,
-    plot_head_sharing,
-    sharing_layout,
-)
+from attnlib.heads import attention_kind, kv_head_index
+from attnlib.pictures.head_sharing import group_colors, plot_head_sharing, sharing_layout
 
 divisor_pairs = st.integers(1, 12).flatmap(
     lambda n: st.sampled_from([d for d in range(1, n + 1) if n % d == 0]).map(lambda d: (n, d))

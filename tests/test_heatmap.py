@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from attnlib.heatmap import attention_heatmap
+from attnlib.pictures.heatmap import attention_heatmap
 
 W = np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5]])
 

@@ -7,7 +7,7 @@ import pytest
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.text import Text
 
-from attnlib.pipeline_diagram import draw_attention_pipeline
+from attnlib.pictures.pipeline_diagram import draw_attention_pipeline
 
 STAGES = ["X", "Q", "K", "V", "S", "scale", "softmax", "AV", "WO", "out"]
 EDGES = [

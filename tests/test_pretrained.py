@@ -280,7 +280,7 @@ def test_l2_normalize_gives_unit_rows_and_keeps_a_zero_row_zero() -> None:
 
 
 def test_head_mosaic_places_map_l_h_in_its_tile_with_blank_gaps() -> None:
-    from attnlib.pretrained.figures import head_mosaic
+    from attnlib.pictures.head_grid import head_mosaic
 
     weights = np.arange(2 * 3 * 4 * 4, dtype=float).reshape(2, 3, 4, 4)
     mosaic = head_mosaic(weights)
@@ -290,7 +290,7 @@ def test_head_mosaic_places_map_l_h_in_its_tile_with_blank_gaps() -> None:
 
 
 def test_head_grid_refuses_weights_that_are_not_layers_by_heads_by_square(ax) -> None:
-    from attnlib.pretrained.figures import head_grid
+    from attnlib.pictures.head_grid import head_grid
 
     with pytest.raises(ValueError, match=r"\(n_layers, n_heads, T, T\); got shape \(2, 3, 4\)"):
         head_grid(np.zeros((2, 3, 4)), ax=ax)

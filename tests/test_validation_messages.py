@@ -23,7 +23,7 @@ from attnlib import (
     split_heads,
     tiled_attention,
 )
-from attnlib.heatmap import attention_heatmap
+from attnlib.pictures.heatmap import attention_heatmap
 from attnlib.saturation import entropy
 
 Q4, K4, V4 = np.ones((4, 4)), np.ones((4, 4)), np.ones((4, 2))

@@ -28,8 +28,9 @@ from matplotlib.figure import Figure
 from numpy.typing import DTypeLike
 
 from .._validation import check_int
-from ..head_sharing import attention_kind, group_colors, kv_head_index, sharing_layout
+from ..heads import attention_kind, kv_head_index
 from ..kv_cache import kv_cache_bytes
+from ..pictures.head_sharing import group_colors, sharing_layout
 from .live import Lab, TextLabels, slider_style
 
 __all__ = [

@@ -391,7 +391,7 @@ ch01.projection_shapes.check(
 # ## The pipeline in one picture
 #
 # A common lesson text promises "the full sequence of operations in one picture", but the
-# picture is not there. Here it is, drawn by `attnlib.pipeline_diagram.draw_attention_pipeline`
+# picture is not there. Here it is, drawn by `attnlib.pictures.pipeline_diagram.draw_attention_pipeline`
 # from the sizes you give it. Each arrow carries a tensor and is labelled with its shape, in
 # symbols and in numbers; the projection boxes show their weight shapes. The same $X$ feeds all
 # three projections, the key arrow carries $K^\top$, and the output projection $W_O$ brings the
@@ -405,7 +405,7 @@ ch01.projection_shapes.check(
 # %%
 import matplotlib.pyplot as plt
 
-from attnlib.pipeline_diagram import draw_attention_pipeline
+from attnlib.pictures.pipeline_diagram import draw_attention_pipeline
 
 fig, ax = plt.subplots(figsize=(16, 4.6))
 draw_attention_pipeline(T=5, d_model=6, d_k=3, d_v=4, ax=ax)

@@ -42,7 +42,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from attnlib import examples, softmax
-from attnlib.heatmap import attention_heatmap
+from attnlib.pictures.heatmap import attention_heatmap
 
 np.set_printoptions(precision=4, suppress=True)
 

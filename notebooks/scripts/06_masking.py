@@ -110,7 +110,7 @@ print("row sums:", weights_causal.sum(axis=-1))
 # to 1, and everything above the diagonal is exactly 0. As a picture, the attention map:
 
 # %%
-from attnlib.heatmap import attention_heatmap
+from attnlib.pictures.heatmap import attention_heatmap
 
 fig, (ax_full, ax_causal) = plt.subplots(1, 2, figsize=(13, 5.6))
 attention_heatmap(

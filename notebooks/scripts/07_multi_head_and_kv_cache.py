@@ -266,7 +266,7 @@ print("concat @ W_O == sum of head_i @ W_O^(i):", np.allclose(per_head, output))
 # token it attends to; darker = more weight, on the same 0-to-1 scale in every panel):
 
 # %%
-from attnlib.heatmap import attention_heatmap
+from attnlib.pictures.heatmap import attention_heatmap
 
 fig, axes = plt.subplots(2, 4, figsize=(15, 9.2))
 for i, ax in enumerate(axes.flat):
@@ -450,7 +450,7 @@ for n_kv_heads in (8, 4, 2, 1):
     print(f"n_kv_heads = {n_kv_heads}: query head i reads K/V head {g}")
 
 # %%
-from attnlib.head_sharing import plot_head_sharing
+from attnlib.pictures.head_sharing import plot_head_sharing
 
 fig, axes = plt.subplots(1, 3, figsize=(15, 2.6))
 for ax, (n_kv_heads, name) in zip(axes, [(8, "MHA"), (2, "GQA"), (1, "MQA")]):

@@ -397,7 +397,7 @@ for step in tiled_attention_steps(Q, K, V, block_size=block):
 
 # %%
 from attnlib import causal_mask
-from attnlib.tiling_diagram import tile_order_diagram
+from attnlib.pictures.tiling_diagram import tile_order_diagram
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
 for ax, causal in zip(axes, (False, True)):

@@ -458,7 +458,7 @@ print(
 # After 150 steps at step size 0.1, the weights of all 16 queries:
 
 # %%
-from attnlib.heatmap import attention_heatmap
+from attnlib.pictures.heatmap import attention_heatmap
 
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.4))
 fig.subplots_adjust(left=0.07, right=0.9, bottom=0.04, top=0.8, wspace=0.25)

@@ -182,7 +182,7 @@ print(f"output {out.shape}; differs from the model's next hidden state by < 1e-5
 # First the whole picture: the $15 \times 15$ weight matrix of each of the 72 heads, small.
 
 # %%
-from attnlib.pretrained.figures import head_grid
+from attnlib.pictures.head_grid import head_grid
 
 tired = "The animal didn't cross the street because it was too tired"
 wide = "The animal didn't cross the street because it was too wide"
@@ -540,7 +540,7 @@ for s, row in zip(short, similarity):
     print(f"{s:>8}" + "".join(f"{v:>8.2f}" for v in row))
 
 # %%
-from attnlib.heatmap import attention_heatmap
+from attnlib.pictures.heatmap import attention_heatmap
 
 fig, ax = plt.subplots(figsize=(7.5, 6))
 attention_heatmap(similarity, short, short, ax=ax, vmin=0.0, vmax=1.0, cmap="Greens")

@@ -11,7 +11,7 @@ from matplotlib.image import AxesImage
 from matplotlib.text import Text
 from numpy.typing import ArrayLike
 
-from ._validation import as_float_array
+from .._validation import as_float_array
 
 
 def attention_heatmap(

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 
-from .tiled import TileStep
+from ..tiled import TileStep
 
 __all__ = ["tile_order", "tile_order_diagram"]
 

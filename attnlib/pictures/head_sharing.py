@@ -1,10 +1,11 @@
-"""Which query heads share which key/value heads (MHA, GQA, MQA): the map, and its picture.
+"""The picture of which query heads share which key/value heads (MHA, GQA, MQA).
 
 With ``n_heads`` query heads and ``n_kv_heads`` key/value heads (``n_kv_heads`` divides
 ``n_heads``), query head ``i`` reads KV head ``i // (n_heads // n_kv_heads)``: consecutive groups
 of ``n_heads // n_kv_heads`` query heads share one K and one V. ``n_kv_heads == n_heads`` is
 ordinary multi-head attention (MHA), ``n_kv_heads == 1`` is multi-query attention (MQA), anything
-in between grouped-query attention (GQA).
+in between grouped-query attention (GQA). The map itself, :func:`attnlib.heads.kv_head_index`,
+is mathematics and lives with the heads.
 """
 
 from __future__ import annotations
@@ -15,59 +16,12 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.text import Text
 
-from ._validation import check_int
+from .._validation import check_int
+from ..heads import attention_kind, kv_head_index
 
-__all__ = [
-    "attention_kind",
-    "group_colors",
-    "kv_head_index",
-    "plot_head_sharing",
-    "sharing_layout",
-]
+__all__ = ["group_colors", "plot_head_sharing", "sharing_layout"]
 
 _PALETTE = colormaps["tab10"]
-
-
-def _check_heads(n_heads: object, n_kv_heads: object) -> tuple[int, int]:
-    n_heads = check_int(n_heads, "n_heads")
-    n_kv_heads = check_int(n_kv_heads, "n_kv_heads")
-    if n_heads % n_kv_heads:
-        raise ValueError(
-            f"n_kv_heads={n_kv_heads} does not divide n_heads={n_heads}: each KV head must serve"
-            f" the same number of query heads"
-        )
-    return n_heads, n_kv_heads
-
-
-def kv_head_index(n_heads: int, n_kv_heads: int) -> np.ndarray:
-    """The KV head each query head reads: ``i // (n_heads // n_kv_heads)``.
-
-    Parameters
-    ----------
-    n_heads : int
-        Number of query heads (>= 1).
-    n_kv_heads : int
-        Number of key/value heads; must divide ``n_heads``.
-
-    Returns
-    -------
-    ndarray of int, shape (n_heads,)
-        Entry ``i`` is the KV head of query head ``i``; non-decreasing, every KV head appears
-        ``n_heads // n_kv_heads`` times.
-    """
-    n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
-    return np.arange(n_heads) // (n_heads // n_kv_heads)
-
-
-def attention_kind(n_heads: int, n_kv_heads: int) -> str:
-    """``"MHA"`` (n_kv_heads == n_heads), ``"MQA"`` (n_kv_heads == 1) or ``"GQA"`` (between).
-
-    A single head (``n_heads == n_kv_heads == 1``) counts as MHA.
-    """
-    n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
-    if n_kv_heads == n_heads:
-        return "MHA"
-    return "MQA" if n_kv_heads == 1 else "GQA"
 
 
 def sharing_layout(n_heads: int, n_kv_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -42,7 +42,7 @@ def head_grid(
     """Draw every layer's and head's attention map as small multiples, in one image.
 
     Rows of maps are layers (0 at the top), columns are heads; inside each map, rows are queries
-    and columns keys, as in :func:`attnlib.heatmap.attention_heatmap`. One image instead of
+    and columns keys, as in :func:`attnlib.pictures.heatmap.attention_heatmap`. One image instead of
     n_layers * n_heads axes keeps it fast to draw.
 
     Parameters

@@ -10,7 +10,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from ._validation import check_int
+from .._validation import check_int
 
 # Box centres (x, y) in data coordinates of a 0..19.3 by -2.5..2.6 canvas, and their text.
 _BOXES: dict[str, tuple[float, float, str]] = {
