@@ -4,15 +4,15 @@ Shapes follow one convention everywhere: ``(..., T, d)`` with any leading batch 
 
 The mathematics is at the top level (``softmax``, ``attention``, ``masks``, ``heads``,
 ``kv_cache``, ``tiled``, ``gradients``, ``variance``, ``saturation``, ``retrieval``) with the
-example data (``examples``); live labs, self-checked exercises and the pretrained model are
-subpackages: ``attnlib.widgets``, ``attnlib.exercises`` and ``attnlib.pretrained`` (imported on
-demand, so ``import attnlib`` stays light).
+example data (``examples``); pictures, live labs, self-checked exercises and the pretrained model
+are subpackages: ``attnlib.pictures``, ``attnlib.widgets``, ``attnlib.exercises`` and
+``attnlib.pretrained`` (imported on demand, so ``import attnlib`` stays light).
 """
 
 from . import examples
 from .attention import scaled_dot_product_attention
 from .gradients import attention_backward, attention_head_backward, softmax_backward
-from .heads import merge_heads, multi_head_attention, split_heads
+from .heads import attention_kind, kv_head_index, merge_heads, multi_head_attention, split_heads
 from .kv_cache import KVCache, decode_with_kv_cache, kv_cache_bytes
 from .masks import causal_mask, padding_mask
 from .softmax import softmax, softmax_jacobian
@@ -26,10 +26,12 @@ __all__ = [
     "TileStep",
     "attention_backward",
     "attention_head_backward",
+    "attention_kind",
     "causal_mask",
     "decode_with_kv_cache",
     "examples",
     "kv_cache_bytes",
+    "kv_head_index",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
