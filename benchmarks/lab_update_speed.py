@@ -7,16 +7,19 @@ is measured as soon as its module exists) is built once; then each of its contro
 through its values programmatically, as a student dragging a slider would. One update is the
 control's callback plus the canvas draw plus encoding the PNG that goes to the browser.
 
-Ways compared, per lab:
+Ways compared, per lab (``present=False``, the notebook size, unless named):
 
 * ``blit, png 1``: what the labs ship: restore the cached background, draw only the changed
   artists, PNG at zlib level 1;
 * ``blit, png 6``: the same with matplotlib's default PNG compression;
 * ``full, png 1``: redraw the whole figure in place every update;
 * ``naive``: rebuild the figure from scratch and ``savefig(bbox_inches="tight")``, what
-  ``interact`` with the inline backend does on every change.
+  ``interact`` with the inline backend does on every change;
+* ``present, jpeg``: the lab built with ``present=True`` (projector size, JPEG frames), as
+  shipped; ``present, png 1`` the same size encoded as PNG, for comparison.
 
-Must: under 50 ms median per update and at least 3x faster than naive. Aim: 16 ms (60 Hz).
+Must: under 50 ms median per update and at least 3x faster than naive. Aim: 16 ms (60 Hz), at
+both sizes.
 
 Each figure is printed twice: wall-clock time (what a student waits) and the CPU time of this
 process (``time.process_time``), which stays close to the unloaded wall time when other jobs share
@@ -155,6 +158,12 @@ def main() -> int:
         full = time_updates(lab, args.repeats)
         lab.live.refresh = original
         naive = time_naive(lab, max(1, args.repeats // 2))
+        big = make_lab(present=True)
+        time_updates(big, 1)
+        present = time_updates(big, args.repeats)
+        big.live.image_format = "png"
+        present_png = time_updates(big, args.repeats)
+        big.live.image_format = "jpeg"
         width, height = lab.live.canvas.get_width_height()
         print(
             f"{name}: {len(lab.controls)} controls, {n_moves} moves per pass,"
@@ -166,10 +175,21 @@ def main() -> int:
         print(f"  blit, png 6           : {both(png6)}")
         print(f"  full redraw, png 1    : {both(full)}")
         print(f"  naive rebuild+savefig : {both(naive)}")
+        big_width, big_height = big.live.canvas.get_width_height()
+        print(
+            f"  present, jpeg (shipped): {both(present)}; {big_width}x{big_height} px,"
+            f" {len(big.live.image.value) / 1024:.0f} KiB per frame,"
+            f" smallest text {big.smallest_text_px():.1f} px"
+        )
+        print(f"  present, png 1        : {both(present_png)}")
         ratio = ms(naive[0]) / ms(shipped[0])
-        verdict = "ok" if ms(shipped[0]) < 50 and ratio >= 3 else "TOO SLOW"
-        aim = "meets" if ms(shipped[0]) <= 16 else "misses"
-        print(f"  shipped is {ratio:.1f}x faster than naive: {verdict}; {aim} the 16 ms aim (wall)")
+        slowest = max(ms(shipped[0]), ms(present[0]))
+        verdict = "ok" if slowest < 50 and ratio >= 3 else "TOO SLOW"
+        aim = "meets" if slowest <= 16 else "misses"
+        print(
+            f"  shipped is {ratio:.1f}x faster than naive: {verdict};"
+            f" {aim} the 16 ms aim (wall, both sizes)"
+        )
         if verdict != "ok":
             failures.append(name)
     return 1 if failures else 0

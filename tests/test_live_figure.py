@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import inspect
 import io
 
 import ipywidgets as widgets
@@ -10,6 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import attnlib.widgets
+import attnlib.widgets.live as live
 from attnlib.widgets.live import Lab, LiveFigure, TextLabels, encode_png
 
 X = np.linspace(0, 1, 5)
@@ -33,12 +37,17 @@ def update_view(view, *, slope, shifted):
     return {"y": y}
 
 
-def example_lab() -> Lab:
+def example_parts() -> tuple:
+    """Fresh (controls, make_view, update_view) of the example lab."""
     controls = {
         "slope": widgets.FloatSlider(value=1.0, min=-1, max=1.5, description="slope"),
         "shifted": widgets.Checkbox(value=False, description="shift up"),
     }
-    return Lab(controls, make_view, update_view, figsize=(4, 2), dpi=50)
+    return controls, make_view, update_view
+
+
+def example_lab() -> Lab:
+    return Lab(*example_parts(), figsize=(4, 2), dpi=50)
 
 
 def pixels(png: bytes) -> np.ndarray:
@@ -250,3 +259,118 @@ def test_caption_must_be_a_function() -> None:
     controls = {"slope": widgets.FloatSlider(description="slope")}
     with pytest.raises(TypeError, match="caption must be a function or None; got str"):
         Lab(controls, make_view, update_view, caption="slope")
+
+
+# Present mode: a lab at projector size.
+
+
+def test_present_mode_draws_the_picture_at_projector_width() -> None:
+    lab = Lab(*example_parts(), figsize=(4, 2), dpi=50, present=True)
+    width, height = lab.live.canvas.get_width_height()
+    assert width == live.PRESENT_WIDTH_PX >= 1280
+    assert (width, height) == (live.PRESENT_WIDTH_PX, live.PRESENT_WIDTH_PX // 2)
+
+
+def test_present_mode_raises_every_text_to_14_points_on_a_96_ppi_screen() -> None:
+    lab = Lab(*example_parts(), figsize=(4, 2), dpi=50, present=True)
+    assert pytest.approx(live.PRESENT_MIN_TEXT_PX) == 14 * 96 / 72
+    assert lab.smallest_text_px() >= live.PRESENT_MIN_TEXT_PX - 1e-9
+    notebook = example_lab()
+    assert notebook.smallest_text_px() < live.PRESENT_MIN_TEXT_PX  # the default is untouched
+
+
+def numbered_make_view(fig):
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 2)
+    ax.tick_params(labelsize=6)  # tick labels are made by the first draw, at this size
+    labels = TextLabels(ax, len(X), fontsize=6)
+    return {"labels": labels}, [labels.collection]
+
+
+def numbered_update_view(view, *, slope, shifted):
+    view["labels"].set([f"{slope * x:.1f}" for x in X], np.c_[X, slope * X])
+    return {}
+
+
+def test_present_mode_raises_text_labels_and_tick_labels_made_at_draw_time() -> None:
+    controls = example_parts()[0]
+    lab = Lab(controls, numbered_make_view, numbered_update_view, figsize=(4, 2), present=True)
+    labels = lab.view["labels"]
+    assert labels.fontsize * lab.live.figure.dpi / 72 >= live.PRESENT_MIN_TEXT_PX - 1e-9
+    ticks = lab.live.figure.axes[0].get_xticklabels()
+    assert ticks and all(
+        t.get_fontsize() * lab.live.figure.dpi / 72 >= live.PRESENT_MIN_TEXT_PX - 1e-9
+        for t in ticks
+    )
+
+
+def test_present_mode_sends_jpeg_frames_and_saves_a_jpeg_picture() -> None:
+    lab = Lab(*example_parts(), figsize=(4, 2), dpi=50, present=True)
+    assert lab.live.image.format == "jpeg"
+    assert Image.open(io.BytesIO(lab.live.image.value)).format == "JPEG"
+    bundle = lab._repr_mimebundle_()
+    assert "image/jpeg" in bundle and "image/png" not in bundle
+
+
+def test_present_mode_enlarges_the_controls_through_one_css_class() -> None:
+    lab = Lab(*example_parts(), figsize=(4, 2), dpi=50, present=True)
+    assert "attnlib-present" in lab._dom_classes
+    styles = [c.value for c in lab.children if isinstance(c, widgets.HTML) and "<style>" in c.value]
+    assert len(styles) == 1 and f"{live.PRESENT_FONT_PX}px" in styles[0]
+    assert "attnlib-present" not in example_lab()._dom_classes
+
+
+@pytest.mark.parametrize("name", [n for n in attnlib.widgets.__all__ if n.endswith("_lab")])
+def test_every_lab_of_the_collection_has_a_present_mode_off_by_default(name: str) -> None:
+    parameter = inspect.signature(getattr(attnlib.widgets, name)).parameters.get("present")
+    assert parameter is not None and parameter.default is False
+
+
+def test_present_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="present must be True or False; got 'yes'"):
+        Lab(*example_parts(), present="yes")
+
+
+def test_encode_jpeg_keeps_the_picture_close_to_the_pixels() -> None:
+    rgba = np.zeros((40, 60, 4), dtype=np.uint8)
+    rgba[:, :30] = (200, 30, 30, 255)
+    rgba[:, 30:] = (255, 255, 255, 255)
+    decoded = np.asarray(Image.open(io.BytesIO(live.encode_jpeg(rgba))), dtype=int)
+    assert decoded.shape == (40, 60, 3)
+    assert np.abs(decoded[:, 2:26] - rgba[:, 2:26, :3]).max() <= 8  # away from the edge
+
+
+# Felt latency: in a kernel (a running asyncio loop), a burst of changes is drawn once.
+
+
+def test_in_a_running_loop_a_burst_of_changes_is_drawn_once_as_the_latest_value() -> None:
+    lab = example_lab()
+
+    async def drag() -> int:
+        for slope in (0.1, 0.2, 0.3, 0.4):
+            lab.controls["slope"].value = slope
+        frames_during_burst = lab.live.frames
+        await asyncio.sleep(0)  # the loop runs the scheduled redraw
+        return frames_during_burst
+
+    assert asyncio.run(drag()) == 1  # nothing drawn while the values arrived
+    assert lab.live.frames == 2
+    assert np.allclose(lab.view["line"].get_ydata(), 0.4 * X)
+
+
+def test_reading_state_applies_a_scheduled_redraw_first() -> None:
+    lab = example_lab()
+
+    async def move_and_read():
+        lab.controls["slope"].value = 0.25
+        return lab.state
+
+    assert np.allclose(asyncio.run(move_and_read())["y"], 0.25 * X)
+    assert lab.live.frames == 2
+
+
+def test_without_a_running_loop_a_change_is_drawn_at_once() -> None:
+    lab = example_lab()
+    lab.controls["slope"].value = 0.25
+    assert lab.live.frames == 2 and not lab._pending

@@ -220,7 +220,9 @@ def gradient_caption(state: dict[str, Any]) -> str:
     )
 
 
-def gradient_lab(d_k: int = 256, scaled: bool = False, step: int = 0, seed: int = 9) -> Lab:
+def gradient_lab(
+    d_k: int = 256, scaled: bool = False, step: int = 0, seed: int = 9, present: bool = False
+) -> Lab:
     r"""A live lab: pick :math:`d_k`, the scale on/off and a training step of the retrieval head.
 
     Parameters
@@ -233,6 +235,9 @@ def gradient_lab(d_k: int = 256, scaled: bool = False, step: int = 0, seed: int 
         Starting training step, ``0 <= step <= LAB_STEPS``.
     seed : int, default 9
         Seed of the task and the starting projections (see :func:`training_runs`).
+    present : bool, default False
+        Projector size for presenting in class: a picture 1440 px wide with text of at least
+        14 pt, large controls (see :mod:`attnlib.widgets.live`).
 
     Returns
     -------
@@ -266,4 +271,5 @@ def gradient_lab(d_k: int = 256, scaled: bool = False, step: int = 0, seed: int 
         caption=gradient_caption,
         static_key=lambda *, d_k, scaled, step: d_k,
         title=f"Training a retrieval head (step size {LAB_LR}): scrub through the runs",
+        present=present,
     )

@@ -251,7 +251,9 @@ class _GroupedQueryLab(Lab):
             kv.value = keep
 
 
-def gqa_lab(n_heads: int = 32, n_kv_heads: int = 8, n_tokens: int = 8192) -> Lab:
+def gqa_lab(
+    n_heads: int = 32, n_kv_heads: int = 8, n_tokens: int = 8192, present: bool = False
+) -> Lab:
     """A live lab: query heads, K/V heads and context length; the sharing map and KV cache follow.
 
     Parameters
@@ -262,6 +264,9 @@ def gqa_lab(n_heads: int = 32, n_kv_heads: int = 8, n_tokens: int = 8192) -> Lab
         K/V heads shown first; must divide ``n_heads``.
     n_tokens : int, default 8192
         Context length shown first; one of :data:`TOKEN_COUNTS`.
+    present : bool, default False
+        Projector size for presenting in class: a picture 1440 px wide with text of at least
+        14 pt, large controls (see :mod:`attnlib.widgets.live`).
 
     Returns
     -------
@@ -310,4 +315,5 @@ def gqa_lab(n_heads: int = 32, n_kv_heads: int = 8, n_tokens: int = 8192) -> Lab
         dpi=80,
         title="Grouped-query lab: which heads share K and V, and what the KV cache costs",
         caption=gqa_caption,
+        present=present,
     )

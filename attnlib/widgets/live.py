@@ -74,6 +74,21 @@ figure from scratch and renders it to PNG the way ``interact`` with the inline b
 the speed benchmark (``benchmarks/lab_update_speed.py``, which discovers every ``*_lab`` in
 ``attnlib.widgets.__all__``).
 
+Presenting. Every ``*_lab`` takes ``present=False``; ``present=True`` hands ``Lab(present=True)``
+a projector-sized lab: the same figure (same layout, in inches) rendered at
+``PRESENT_WIDTH_PX`` pixels wide, every text in it raised to at least ``PRESENT_MIN_TEXT_PX``
+(14 pt on a 96 px-per-inch screen such as a 1920x1080 projector image, shown at 100%), frames as
+JPEG (at this size PNG encoding alone would take most of the 16 ms; JPEG takes a quarter), and
+controls, readouts and caption at ``PRESENT_FONT_PX`` with large slider handles (one CSS class,
+``attnlib-present``, styled by a ``<style>`` inside the lab). Write a lab's figure for the notebook
+size; present mode needs nothing more from it.
+
+Felt latency. In a kernel (a running asyncio loop), a control change does not redraw at once: it
+schedules one redraw on the loop, unless one is pending, and returns. The kernel reports idle and
+the browser sends the next slider value while the picture is drawn, and values that arrive
+before the redraw runs are drawn once, as the latest. Without a running loop (plain Python,
+tests) the redraw happens at once; reading ``lab.state`` always applies a pending redraw first.
+
 In a saved notebook, the lab's output carries a PNG of its state when it was displayed beside the
 widget view, so GitHub, nbviewer, static HTML and an untrusted JupyterLab show the picture where
 no kernel runs; a live frontend shows the widget.
@@ -81,6 +96,7 @@ no kernel runs; a live frontend shows the widget.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import io
@@ -99,17 +115,49 @@ from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.path import Path
+from matplotlib.text import Text
 from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 from numpy.typing import ArrayLike
 
-__all__ = ["Lab", "LiveFigure", "TextLabels", "encode_png", "slider_style"]
+__all__ = ["Lab", "LiveFigure", "TextLabels", "encode_jpeg", "encode_png", "slider_style"]
 
 #: zlib level for the PNG frames: 1 encodes ~3x faster than the default 6 for ~10% more bytes.
 PNG_COMPRESS_LEVEL = 1
 
 #: How many static backgrounds a LiveFigure keeps (one per ``static_key``), oldest dropped first.
 MAX_BACKGROUNDS = 32
+
+#: Present mode: the picture's width in pixels (shown 1:1 on a 1920 px wide screen, with margins).
+PRESENT_WIDTH_PX = 1440
+
+#: Present mode: the smallest text in the picture, in pixels: 14 pt at 96 pixels per inch.
+PRESENT_MIN_TEXT_PX = 14 * 96 / 72
+
+#: Present mode: font size of the controls, readouts and caption, in CSS pixels (14 pt ~ 18.7).
+PRESENT_FONT_PX = 20
+
+#: JPEG quality of present-mode frames.
+JPEG_QUALITY = 90
+
+#: The CSS of present mode: larger text, taller rows and bigger slider handles inside the lab.
+PRESENT_CSS = f"""<style>
+.attnlib-present {{
+  --jp-widgets-font-size: {PRESENT_FONT_PX}px;
+  --jp-ui-font-size1: {PRESENT_FONT_PX}px;
+  --jp-widgets-inline-height: 44px;
+  --jp-widgets-slider-handle-size: 30px;
+  --jp-widgets-slider-track-thickness: 8px;
+  font-size: {PRESENT_FONT_PX}px;
+}}
+.attnlib-present .widget-label, .attnlib-present .widget-html-content,
+.attnlib-present .widget-toggle-button, .attnlib-present input,
+.attnlib-present .attnlib-readout {{ font-size: {PRESENT_FONT_PX}px; }}
+.attnlib-present .widget-toggle-button {{ height: 40px; padding: 0 14px; }}
+.attnlib-present input[type="checkbox"] {{ width: 26px; height: 26px; }}
+.attnlib-present .widget-slider .noUi-handle {{ border-radius: 50%; }}
+.attnlib-present .attnlib-caption {{ font-size: {PRESENT_FONT_PX + 2}px; line-height: 1.35; }}
+</style>"""
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -156,6 +204,35 @@ def encode_png(rgba: np.ndarray, compress_level: int = PNG_COMPRESS_LEVEL) -> by
     )
 
 
+def encode_jpeg(rgba: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
+    """Encode an RGBA pixel buffer as a baseline JPEG (for present mode's large frames).
+
+    Parameters
+    ----------
+    rgba : ndarray of uint8, shape (H, W, 4)
+        Pixels, top row first. Alpha is dropped.
+    quality : int, default ``JPEG_QUALITY``
+        1 to 95.
+
+    Returns
+    -------
+    bytes
+        A JPEG file.
+    """
+    from PIL import Image  # matplotlib's own dependency
+
+    pixels = np.ascontiguousarray(rgba)
+    if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 4:
+        raise ValueError(
+            f"rgba must be a (H, W, 4) uint8 array; got dtype {pixels.dtype}, shape {pixels.shape}"
+        )
+    height, width = pixels.shape[:2]
+    image = Image.frombuffer("RGBA", (width, height), pixels, "raw", "RGBA", 0, 1).convert("RGB")
+    buffer = io.BytesIO()
+    image.save(buffer, format="jpeg", quality=quality)
+    return buffer.getvalue()
+
+
 def slider_style(width: str = "initial") -> dict[str, str]:
     """The ``style`` argument that keeps a control's whole description readable.
 
@@ -200,6 +277,7 @@ class TextLabels:
             raise ValueError(f"ha must be 'center', 'left' or 'right'; got {ha!r}")
         self._font = FontProperties(size=fontsize)
         self._ha = ha
+        self._ax = ax
         self._paths: dict[str, Path] = {}
         self.texts = [""] * n
         points_to_pixels = ax.figure.dpi / 72.0
@@ -211,7 +289,19 @@ class TextLabels:
             facecolors=color,
             edgecolors="none",
         )
+        self.collection.attnlib_text_labels = self  # lets Lab find it (present mode's text floor)
         ax.add_collection(self.collection, autolim=False)
+
+    @property
+    def fontsize(self) -> float:
+        """The labels' font size in points."""
+        return self._font.get_size_in_points()
+
+    def set_fontsize(self, fontsize: float) -> None:
+        """Redraw every label at ``fontsize`` points."""
+        self._font = FontProperties(size=fontsize)
+        self._paths.clear()
+        self.collection.set_paths([self._path(t) for t in self.texts])
 
     def _path(self, text: str) -> Path:
         path = self._paths.get(text)
@@ -239,6 +329,9 @@ class LiveFigure:
         Size in inches.
     dpi : float
         Pixels per inch; the image is ``figsize * dpi`` pixels.
+    image_format : {"png", "jpeg"}, default "png"
+        How frames are encoded for the browser: PNG is exact and small for notebook-sized
+        figures; JPEG encodes large (present-mode) frames about 4x faster.
 
     Attributes
     ----------
@@ -251,13 +344,18 @@ class LiveFigure:
         picture).
     """
 
-    def __init__(self, figsize: tuple[float, float] = (9.0, 3.0), dpi: float = 80) -> None:
+    def __init__(
+        self, figsize: tuple[float, float] = (9.0, 3.0), dpi: float = 80, image_format: str = "png"
+    ) -> None:
+        if image_format not in ("png", "jpeg"):
+            raise ValueError(f"image_format must be 'png' or 'jpeg'; got {image_format!r}")
+        self.image_format = image_format
         self.figure = Figure(figsize=figsize, dpi=dpi)
         self.canvas = FigureCanvasAgg(self.figure)
         width, height = self.canvas.get_width_height()
         # Shrinks with a narrow notebook (keeping its aspect), never grows past its pixels.
         self.image = widgets.Image(
-            format="png",
+            format=image_format,
             layout=widgets.Layout(width=f"{width}px", max_width="100%", height="auto"),
         )
         self._animated: list[Artist] = []
@@ -304,8 +402,18 @@ class LiveFigure:
         for artist in self._animated:
             if artist.get_visible():
                 self.figure.draw_artist(artist)
-        self.image.value = self.png()
+        self.image.value = self.encode()
         self.frames += 1
+
+    def has_background(self, static_key: Hashable = None) -> bool:
+        """Is a background cached for ``static_key`` (so the next refresh is a partial one)?"""
+        return static_key in self._backgrounds
+
+    def encode(self) -> bytes:
+        """The current canvas as bytes in ``image_format``."""
+        if self.image_format == "jpeg":
+            return encode_jpeg(np.asarray(self.canvas.buffer_rgba()))
+        return self.png()
 
     def png(self) -> bytes:
         """The current canvas as PNG bytes (RGB, zlib level ``PNG_COMPRESS_LEVEL``)."""
@@ -371,11 +479,15 @@ class Lab(widgets.VBox):
     static_key : callable ``(**values) -> hashable``, optional
         Names the static picture for these control values, when ``update_view`` changes static
         parts (tick labels, say); one background is cached per key.
+    present : bool, default False
+        Projector size (see the module docstring): the picture ``PRESENT_WIDTH_PX`` wide with
+        text of at least ``PRESENT_MIN_TEXT_PX``, JPEG frames, large controls.
 
     Attributes
     ----------
     controls, view, state, live (the LiveFigure), errors (an ipywidgets.Output), last_error,
-    readouts (slider name -> the ipywidgets.Label showing its value), caption (ipywidgets.HTML).
+    readouts (slider name -> the ipywidgets.Label showing its value), caption (ipywidgets.HTML),
+    present.
     """
 
     #: Width of the readout column beside a slider, beyond its widest value, in ``ch``.
@@ -392,7 +504,10 @@ class Lab(widgets.VBox):
         title: str | None = None,
         caption: Callable[[Any], str] | None = None,
         static_key: Callable[..., Hashable] | None = None,
+        present: bool = False,
     ) -> None:
+        if not isinstance(present, bool | np.bool_):
+            raise TypeError(f"present must be True or False; got {present!r}")
         for name, control in controls.items():
             if not isinstance(control, widgets.ValueWidget):
                 raise TypeError(
@@ -409,18 +524,29 @@ class Lab(widgets.VBox):
         self._update_view = update_view
         self._caption = caption
         self._static_key = static_key
+        self.present = bool(present)
+        if self.present:
+            dpi = PRESENT_WIDTH_PX / figsize[0]
         self._figsize = figsize
         self._dpi = dpi
-        self.live = LiveFigure(figsize=figsize, dpi=dpi)
+        self.live = LiveFigure(
+            figsize=figsize, dpi=dpi, image_format="jpeg" if self.present else "png"
+        )
         self.view, animated = make_view(self.live.figure)
         self.live.animate(animated)
         self.errors = widgets.Output()
         self.last_error: BaseException | None = None
-        self.state: Any = None
+        self._state: Any = None
+        self._pending = False  # a redraw is scheduled on the kernel's loop
+        self._last_key: Any = object()  # the static key of the last frame (none yet)
         self.readouts: dict[str, widgets.Label] = {}
         self.caption = widgets.HTML(layout=widgets.Layout(margin="4px 0 0 0"))
+        self.caption.add_class("attnlib-caption")
         self.caption.layout.display = None if caption else "none"
         header = [widgets.HTML(f"<b>{title}</b>")] if title else []
+        if self.present:
+            header.insert(0, widgets.HTML(PRESENT_CSS, layout=widgets.Layout(display="none")))
+            self.add_class("attnlib-present")
         width = self.live.canvas.get_width_height()[0]
         self.controls_box = widgets.VBox(
             self._control_rows(),
@@ -432,6 +558,43 @@ class Lab(widgets.VBox):
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.update()
+
+    @property
+    def state(self) -> Any:
+        """What ``update_view`` returned for the controls' current values."""
+        if self._pending:  # a redraw is scheduled but has not run yet: run it now
+            self._run_pending()
+        return self._state
+
+    def smallest_text_px(self) -> float:
+        """The font size of the smallest visible text in the picture, in pixels."""
+        sizes = [size for size, _ in self._texts()]
+        return min(sizes, default=float("inf")) * self.live.figure.dpi / 72
+
+    def _texts(self) -> list[tuple[float, Callable[[float], None]]]:
+        """(size in points, setter) of every visible, non-empty text in the figure."""
+        found: list[tuple[float, Callable[[float], None]]] = []
+        for artist in self.live.figure.findobj(lambda a: isinstance(a, Text | PathCollection)):
+            labels = getattr(artist, "attnlib_text_labels", None)
+            if labels is not None:
+                found.append((labels.fontsize, labels.set_fontsize))
+            elif isinstance(artist, Text) and artist.get_visible() and artist.get_text().strip():
+                found.append((artist.get_fontsize(), artist.set_fontsize))
+        return found
+
+    def _raise_small_text(self, draw: bool = True) -> None:
+        """Present mode: every text at least ``PRESENT_MIN_TEXT_PX`` pixels.
+
+        With ``draw``, draw once and look again: a draw creates tick labels lazily.
+        """
+        floor = PRESENT_MIN_TEXT_PX * 72 / self.live.figure.dpi
+        for _ in range(2 if draw else 1):
+            small = [set_size for size, set_size in self._texts() if size < floor]
+            for set_size in small:
+                set_size(floor)
+            if not small or not draw:
+                return
+            self.live.canvas.draw()
 
     def _control_rows(self) -> list[widgets.HBox]:
         """One row per control: description | widget (takes the rest) | readout of a slider."""
@@ -504,8 +667,11 @@ class Lab(widgets.VBox):
         self._show_readouts()
         try:
             values = self.values()
-            self.state = self._update_view(self.view, **values)
+            self._state = self._update_view(self.view, **values)
             key = self._static_key(**values) if self._static_key else None
+            if self.present and key != self._last_key:  # static parts (tick labels) may be new
+                self._raise_small_text(draw=not self.live.has_background(key))
+            self._last_key = key
             self.live.refresh(static_key=key)
             if self._caption is not None:
                 text = self._caption(self.state)
@@ -522,7 +688,23 @@ class Lab(widgets.VBox):
                 self.errors.outputs = ()
 
     def _on_change(self, change: dict) -> None:
-        self.update()
+        if self._pending:  # a redraw is already scheduled: it will draw this value too
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # plain Python, tests: draw now
+            self.update()
+            return
+        self._pending = True
+        loop.call_soon(self._run_pending)
+
+    def _run_pending(self) -> None:
+        if not self._pending:  # already applied (``state`` was read in between)
+            return
+        try:
+            self.update()  # changes it makes to its own controls need no second redraw
+        finally:
+            self._pending = False
 
     def render_naive(self) -> bytes:
         """Rebuild the figure from scratch and render it to PNG, as ``interact`` + inline does.
@@ -542,7 +724,10 @@ class Lab(widgets.VBox):
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return bundle
-        bundle["image/png"] = base64.b64encode(self.live.image.value).decode("ascii")
+        if self._pending:
+            self._run_pending()
+        mime = f"image/{self.live.image_format}"
+        bundle[mime] = base64.b64encode(self.live.image.value).decode("ascii")
         bundle["text/plain"] = (
             "A live lab (run the notebook with a kernel to move its controls); the picture shows"
             " its default state."

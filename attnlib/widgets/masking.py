@@ -388,6 +388,7 @@ def masking_lab(
     query: int = 6,
     mask_type: str = "causal",
     length: int = 6,
+    present: bool = False,
 ) -> Lab:
     """A live lab: pick a query token and a mask; the weight matrix and the query's row follow.
 
@@ -403,6 +404,9 @@ def masking_lab(
         One of :data:`MASK_TYPES`.
     length : int, default 6
         The first padding length (used by the padding types; the slider is disabled otherwise).
+    present : bool, default False
+        Projector size for presenting in class: a picture 1440 px wide with text of at least
+        14 pt, large controls (see :mod:`attnlib.widgets.live`).
 
     Returns
     -------
@@ -459,6 +463,7 @@ def masking_lab(
         title="Masking lab: which keys may each query attend to?",
         caption=masking_caption,
         static_key=static_key,
+        present=present,
     )
 
     def follow_mask_type(change: dict) -> None:

@@ -220,7 +220,12 @@ def _update_view(queries: np.ndarray, keys: np.ndarray):
 
 
 def saturation_lab(
-    d_k: int = 1, scaled: bool = False, query: int = 0, n_tokens: int = 8, seed: int = 0
+    d_k: int = 1,
+    scaled: bool = False,
+    query: int = 0,
+    n_tokens: int = 8,
+    seed: int = 0,
+    present: bool = False,
 ) -> Lab:
     r"""A live lab: sliders for :math:`d_k` (1..1024, log steps), scaling on/off and the query.
 
@@ -236,6 +241,9 @@ def saturation_lab(
         Number of tokens T.
     seed : int, default 0
         Seed of the queries and keys (see :func:`saturation_data`).
+    present : bool, default False
+        Projector size for presenting in class: a picture 1440 px wide with text of at least
+        14 pt, large controls (see :mod:`attnlib.widgets.live`).
 
     Returns
     -------
@@ -292,4 +300,5 @@ def saturation_lab(
         title="Softmax saturation: drag d_k up, with and without the 1/√d_k scale",
         caption=saturation_caption,
         static_key=lambda d_k, scaled, query: query,
+        present=present,
     )

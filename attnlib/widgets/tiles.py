@@ -396,6 +396,7 @@ def tiling_lab(
     block_size: int = 4,
     step: int = 5,
     causal: bool = False,
+    present: bool = False,
 ) -> Lab:
     """A live lab: step through tiled attention and watch the online softmax converge.
 
@@ -411,6 +412,9 @@ def tiling_lab(
     step : int, default 5
         The first tile shown, from 1.
     causal : bool, default False
+    present : bool, default False
+        Projector size for presenting in class: a picture 1440 px wide with text of at least
+        14 pt, large controls (see :mod:`attnlib.widgets.live`).
 
     Returns
     -------
@@ -471,6 +475,7 @@ def tiling_lab(
         dpi=72,
         title="Tiling lab: tiled attention, one tile at a time",
         caption=tiling_caption,
+        present=present,
     )
 
     def follow(change: dict) -> None:

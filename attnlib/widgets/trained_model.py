@@ -291,6 +291,7 @@ def trained_attention_lab(
     layer: int = 0,
     head: int = 0,
     token: int | str | None = "it",
+    present: bool = False,
 ) -> Lab:
     """A live lab: a sentence, a layer, a head and a token of all-MiniLM-L6-v2's attention.
 
@@ -305,6 +306,9 @@ def trained_attention_lab(
     token : int or str or None, default "it"
         The query token shown first: a position, or the first token equal to this string
         (position 1 if the sentence has none, or if None).
+    present : bool, default False
+        Projector size for presenting in class: a picture 1440 px wide with text of at least
+        14 pt, large controls (see :mod:`attnlib.widgets.live`).
 
     Returns
     -------
@@ -371,6 +375,7 @@ def trained_attention_lab(
         title="Attention in a trained model: all-MiniLM-L6-v2, any sentence, any head",
         caption=trained_attention_caption,
         static_key=static_key,
+        present=present,
     )
     lab.cache = cache
     return lab
