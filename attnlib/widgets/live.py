@@ -582,19 +582,15 @@ class Lab(widgets.VBox):
                 found.append((artist.get_fontsize(), artist.set_fontsize))
         return found
 
-    def _raise_small_text(self, draw: bool = True) -> None:
-        """Present mode: every text at least ``PRESENT_MIN_TEXT_PX`` pixels.
-
-        With ``draw``, draw once and look again: a draw creates tick labels lazily.
-        """
+    def _raise_small_text(self) -> None:
+        """Present mode: every text at least ``PRESENT_MIN_TEXT_PX`` pixels."""
+        for ax in self.live.figure.axes:  # makes the tick labels a draw would make
+            ax.get_xticklabels(which="both")
+            ax.get_yticklabels(which="both")
         floor = PRESENT_MIN_TEXT_PX * 72 / self.live.figure.dpi
-        for _ in range(2 if draw else 1):
-            small = [set_size for size, set_size in self._texts() if size < floor]
-            for set_size in small:
+        for size, set_size in self._texts():
+            if size < floor:
                 set_size(floor)
-            if not small or not draw:
-                return
-            self.live.canvas.draw()
 
     def _control_rows(self) -> list[widgets.HBox]:
         """One row per control: description | widget (takes the rest) | readout of a slider."""
@@ -670,7 +666,7 @@ class Lab(widgets.VBox):
             self._state = self._update_view(self.view, **values)
             key = self._static_key(**values) if self._static_key else None
             if self.present and key != self._last_key:  # static parts (tick labels) may be new
-                self._raise_small_text(draw=not self.live.has_background(key))
+                self._raise_small_text()
             self._last_key = key
             self.live.refresh(static_key=key)
             if self._caption is not None:
