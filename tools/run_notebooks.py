@@ -43,6 +43,14 @@ def sync(notebook: Path) -> None:
     jupytext_cli(["--quiet", "--sync", str(notebook)])
 
 
+def execute_only(notebook: Path) -> float:
+    """Run ``notebook`` in a fresh kernel and return the seconds it took; change no file.
+
+    The time includes the kernel's start, as nbval pays it (``benchmarks/run_all.py`` uses this).
+    """
+    return _run(nbformat.read(notebook, as_version=4), notebook.parent)
+
+
 def execute(notebook: Path) -> float:
     """Run ``notebook`` in a fresh kernel, store its outputs, and return the seconds it took."""
     nb = nbformat.read(notebook, as_version=4)
@@ -53,19 +61,23 @@ def execute(notebook: Path) -> float:
     }
     for cell in nb.cells:  # per-cell timestamps would make every re-run a diff
         cell.metadata.pop("execution", None)
+    seconds = _run(nb, notebook.parent)
+    nbformat.write(nb, notebook)
+    return seconds
+
+
+def _run(nb: nbformat.NotebookNode, folder: Path) -> float:
     start = time.perf_counter()
     NotebookClient(
         nb,
         timeout=600,
         kernel_name="python3",
-        resources={"metadata": {"path": str(notebook.parent)}},
+        resources={"metadata": {"path": str(folder)}},
         store_widget_state=False,
         record_timing=False,
         coalesce_streams=True,  # one stored chunk per printed stream, however busy the machine
     ).execute()
-    seconds = time.perf_counter() - start
-    nbformat.write(nb, notebook)
-    return seconds
+    return time.perf_counter() - start
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,159 @@
+"""Every speed and memory figure of the project in one table (README shows its latest output).
+
+    python benchmarks/run_all.py              # everything, about two minutes on 2 cores
+    python benchmarks/run_all.py --no-suite   # skip the timed run of the whole test suite
+
+Rows, each with its target:
+
+* the test suite: wall time of ``python -m pytest -q`` (the README's test command without the
+  install step), target under 30 s;
+* each notebook: wall time to execute it top to bottom in a fresh kernel, kernel start included
+  (what nbval pays per notebook), target a few seconds;
+* each lab: median update (the control's callback, the partial redraw and the PNG) next to the
+  naive rebuild that ``interact`` would do, target under 16 ms (one frame at 60 Hz);
+* attention: ``attnlib.scaled_dot_product_attention`` against the bare numpy three-liner,
+  interleaved median ratio at T = 512 and 2048, d = 64, target at most 1.1x;
+* memory: peak of tiled against plain attention at T = 4096 (tracemalloc), float64.
+
+The measurements are the other scripts' own functions (``attention_speed``, ``lab_update_speed``,
+``tiled_attention_memory``); this script only runs them together and prints one table, with the
+machine it ran on. Timings move with the machine's load: compare rows of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
+
+import attention_speed  # noqa: E402
+import lab_update_speed  # noqa: E402
+import tiled_attention_memory  # noqa: E402
+
+from attnlib import scaled_dot_product_attention, tiled_attention  # noqa: E402
+from tools.run_notebooks import execute_only  # noqa: E402
+
+Row = tuple[str, str, str, str]  # (what, figure, target, met?)
+#: Naive rebuilds timed per lab (each costs 0.1-0.8 s; the gradient lab has 310 moves a pass).
+NAIVE_MOVES = 12
+
+
+def suite_rows() -> list[Row]:
+    start = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - start
+    summary = (result.stdout.strip().splitlines() or ["(no output)"])[-1].strip("= ")
+    return [("test suite (wall)", f"{seconds:.1f} s: {summary}", "< 30 s", verdict(seconds < 30))]
+
+
+def notebook_rows() -> list[Row]:
+    rows = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        seconds = execute_only(path)
+        rows.append((f"notebook {path.stem}", f"{seconds:.1f} s", "a few s", verdict(seconds < 5)))
+    return rows
+
+
+def lab_rows(repeats: int) -> list[Row]:
+    rows = []
+    for name, make in lab_update_speed.discover_labs().items():
+        lab = make()
+        lab_update_speed.time_updates(lab, 1)  # warm up caches and fonts
+        wall, cpu = lab_update_speed.time_updates(lab, repeats)
+        naive = naive_seconds(lab, NAIVE_MOVES)
+        update = 1000 * statistics.median(wall)
+        figure = (
+            f"{update:.1f} ms ({1000 * statistics.median(cpu):.1f} ms CPU),"
+            f" naive {1000 * statistics.median(naive):.0f} ms"
+        )
+        rows.append((f"lab {name} update", figure, "< 16 ms", verdict(update < 16)))
+    return rows
+
+
+def naive_seconds(lab, n_moves: int) -> list[float]:
+    """Seconds of ``lab.render_naive()`` after each of the first ``n_moves`` control moves."""
+    seconds = []
+    for control, value in itertools.islice(lab_update_speed.moves(lab), n_moves):
+        control.value = value
+        start = time.perf_counter()
+        lab.render_naive()
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+def attention_rows(repeats: int) -> list[Row]:
+    rows = []
+    for T in (512, 2048):
+        for dtype in (np.float32, np.float64):
+            m = attention_speed.measure(T, dtype, masked=False, repeats=repeats)
+            rows.append(
+                (
+                    f"attention T={T} {np.dtype(dtype).name}",
+                    f"{m['ratio']:.2f}x bare numpy ({m['ours_ms']:.1f} vs {m['bare_ms']:.1f} ms)",
+                    "<= 1.1x",
+                    verdict(m["ratio"] <= 1.1),
+                )
+            )
+    return rows
+
+
+def memory_rows() -> list[Row]:
+    T, d = 4096, tiled_attention_memory.D_K
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.standard_normal((T, d)) for _ in range(3))
+    plain, _, _ = tiled_attention_memory.measure(scaled_dot_product_attention, Q, K, V)
+    tiled, _, _ = tiled_attention_memory.measure(
+        tiled_attention, Q, K, V, block_size=tiled_attention_memory.BLOCK
+    )
+    figure = f"tiled {tiled:.1f} MiB vs plain {plain:.0f} MiB ({plain / tiled:.0f}x less)"
+    return [(f"peak memory T={T} float64", figure, "tiled << plain", verdict(tiled < plain / 10))]
+
+
+def verdict(ok: bool) -> str:
+    return "yes" if ok else "NO"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-suite", action="store_true", help="skip the timed test-suite run")
+    parser.add_argument("--repeats", type=int, default=11, help="repeats of the timed loops")
+    args = parser.parse_args()
+    rows = [] if args.no_suite else suite_rows()
+    rows += notebook_rows()
+    rows += lab_rows(max(1, args.repeats // 4))
+    rows += attention_rows(args.repeats)
+    rows += memory_rows()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python"
+        f" {platform.python_version()}, numpy {np.__version__}; load average before: {load}"
+    )
+    widths = [
+        max(len(r[i]) for r in [("what", "figure", "target", "met"), *rows]) for i in range(4)
+    ]
+    for i, row in enumerate([("what", "figure", "target", "met"), *rows]):
+        print("| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths)) + " |")
+        if i == 0:
+            print("| " + " | ".join("-" * w for w in widths) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
