@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import inspect
 import io
@@ -339,38 +338,3 @@ def test_encode_jpeg_keeps_the_picture_close_to_the_pixels() -> None:
     decoded = np.asarray(Image.open(io.BytesIO(live.encode_jpeg(rgba))), dtype=int)
     assert decoded.shape == (40, 60, 3)
     assert np.abs(decoded[:, 2:26] - rgba[:, 2:26, :3]).max() <= 8  # away from the edge
-
-
-# Felt latency: in a kernel (a running asyncio loop), a burst of changes is drawn once.
-
-
-def test_in_a_running_loop_a_burst_of_changes_is_drawn_once_as_the_latest_value() -> None:
-    lab = example_lab()
-
-    async def drag() -> int:
-        for slope in (0.1, 0.2, 0.3, 0.4):
-            lab.controls["slope"].value = slope
-        frames_during_burst = lab.live.frames
-        await asyncio.sleep(0)  # the loop runs the scheduled redraw
-        return frames_during_burst
-
-    assert asyncio.run(drag()) == 1  # nothing drawn while the values arrived
-    assert lab.live.frames == 2
-    assert np.allclose(lab.view["line"].get_ydata(), 0.4 * X)
-
-
-def test_reading_state_applies_a_scheduled_redraw_first() -> None:
-    lab = example_lab()
-
-    async def move_and_read():
-        lab.controls["slope"].value = 0.25
-        return lab.state
-
-    assert np.allclose(asyncio.run(move_and_read())["y"], 0.25 * X)
-    assert lab.live.frames == 2
-
-
-def test_without_a_running_loop_a_change_is_drawn_at_once() -> None:
-    lab = example_lab()
-    lab.controls["slope"].value = 0.25
-    assert lab.live.frames == 2 and not lab._pending

@@ -83,11 +83,11 @@ controls, readouts and caption at ``PRESENT_FONT_PX`` with large slider handles 
 ``attnlib-present``, styled by a ``<style>`` inside the lab). Write a lab's figure for the notebook
 size; present mode needs nothing more from it.
 
-Felt latency. In a kernel (a running asyncio loop), a control change does not redraw at once: it
-schedules one redraw on the loop, unless one is pending, and returns. The kernel reports idle and
-the browser sends the next slider value while the picture is drawn, and values that arrive
-before the redraw runs are drawn once, as the latest. Without a running loop (plain Python,
-tests) the redraw happens at once; reading ``lab.state`` always applies a pending redraw first.
+Felt latency. Each control change redraws at once, inside the kernel's handling of the change.
+(Deferring the redraw to the kernel's asyncio loop, to draw a burst of changes once, was tried:
+under voila the deferred redraws stopped after the first one, so it is not done.) The browser
+side already coalesces a drag: ipywidgets' message throttle holds back new values until the
+kernel has handled the previous one, then sends only the latest.
 
 In a saved notebook, the lab's output carries a PNG of its state when it was displayed beside the
 widget view, so GitHub, nbviewer, static HTML and an untrusted JupyterLab show the picture where
@@ -96,7 +96,6 @@ no kernel runs; a live frontend shows the widget.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import html
 import io
@@ -536,8 +535,7 @@ class Lab(widgets.VBox):
         self.live.animate(animated)
         self.errors = widgets.Output()
         self.last_error: BaseException | None = None
-        self._state: Any = None
-        self._pending = False  # a redraw is scheduled on the kernel's loop
+        self.state: Any = None
         self._last_key: Any = object()  # the static key of the last frame (none yet)
         self.readouts: dict[str, widgets.Label] = {}
         self.caption = widgets.HTML(layout=widgets.Layout(margin="4px 0 0 0"))
@@ -558,13 +556,6 @@ class Lab(widgets.VBox):
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.update()
-
-    @property
-    def state(self) -> Any:
-        """What ``update_view`` returned for the controls' current values."""
-        if self._pending:  # a redraw is scheduled but has not run yet: run it now
-            self._run_pending()
-        return self._state
 
     def smallest_text_px(self) -> float:
         """The font size of the smallest visible text in the picture, in pixels."""
@@ -663,7 +654,7 @@ class Lab(widgets.VBox):
         self._show_readouts()
         try:
             values = self.values()
-            self._state = self._update_view(self.view, **values)
+            self.state = self._update_view(self.view, **values)
             key = self._static_key(**values) if self._static_key else None
             if self.present and key != self._last_key:  # static parts (tick labels) may be new
                 self._raise_small_text()
@@ -684,23 +675,7 @@ class Lab(widgets.VBox):
                 self.errors.outputs = ()
 
     def _on_change(self, change: dict) -> None:
-        if self._pending:  # a redraw is already scheduled: it will draw this value too
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # plain Python, tests: draw now
-            self.update()
-            return
-        self._pending = True
-        loop.call_soon(self._run_pending)
-
-    def _run_pending(self) -> None:
-        if not self._pending:  # already applied (``state`` was read in between)
-            return
-        try:
-            self.update()  # changes it makes to its own controls need no second redraw
-        finally:
-            self._pending = False
+        self.update()
 
     def render_naive(self) -> bytes:
         """Rebuild the figure from scratch and render it to PNG, as ``interact`` + inline does.
@@ -720,8 +695,6 @@ class Lab(widgets.VBox):
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return bundle
-        if self._pending:
-            self._run_pending()
         mime = f"image/{self.live.image_format}"
         bundle[mime] = base64.b64encode(self.live.image.value).decode("ascii")
         bundle["text/plain"] = (
