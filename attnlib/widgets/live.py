@@ -553,6 +553,7 @@ class Lab(widgets.VBox):
         super().__init__(
             children=[*header, self.controls_box, self.caption, self.live.image, self.errors]
         )
+        self.add_class("attnlib-lab")  # for browser tests and page styles
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.update()

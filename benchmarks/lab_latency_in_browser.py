@@ -1,0 +1,153 @@
+"""How long from a key press or a mouse drag to the new picture, in a real browser?
+
+    python benchmarks/lab_latency_in_browser.py [--keys N] [--drag-moves N]
+
+Serves a two-cell notebook (the gradient lab at notebook size, and at present size) with
+JupyterLab and with voila, opens it in headless chromium (Debian's, as the browser test does)
+and measures, in the page (``performance.now``), for the lab's "training step" slider:
+
+* keys: the time from each ArrowRight keydown to the lab's picture changing (``img`` src);
+* drags: the mouse held on the slider handle and moved in small steps at 60 Hz; for every new
+  slider value, the time from the pointer event that produced it to the first picture showing
+  that value or a later one (the readout beside the slider arrives with the picture).
+
+Prints median and 90th percentile per frontend, size and input. Aim: median < 50 ms,
+90th percentile < 100 ms. The machine's load changes the figures: compare within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+import test_labs_in_browser as bt  # noqa: E402  (server and browser helpers of the browser test)
+
+CELLS = [
+    "from attnlib.widgets import gradient_lab\n\ngradient_lab()",
+    "gradient_lab(present=True)",
+]
+
+RECORD = """lab => {
+    const img = lab.querySelector('img');
+    const readouts = lab.querySelectorAll('.attnlib-readout');
+    const handle = lab.querySelectorAll('.noUi-handle')[1];
+    const log = {frames: [], inputs: []};
+    new MutationObserver(() => log.frames.push(
+        [performance.now(), parseInt(readouts[1].innerText)])).observe(
+        img, {attributes: true, attributeFilter: ['src']});
+    const note = e => setTimeout(() => log.inputs.push(
+        [e.timeStamp, parseInt(handle.getAttribute('aria-valuenow'))]), 0);
+    handle.addEventListener('keydown', note);
+    document.addEventListener('pointermove', note);
+    window.__latency = log;
+}"""
+
+
+def latencies(log: dict) -> list[float]:
+    """For each new input value: ms until the first picture drawing it (or a later value)."""
+    out, last = [], None
+    for t, value in log["inputs"]:
+        if value == last:
+            continue
+        last = value
+        later = [ft for ft, drawn in log["frames"] if ft >= t and drawn >= value]
+        if later:
+            out.append(later[0] - t)
+    return out
+
+
+def summary(ms: list[float]) -> str:
+    if not ms:
+        return "no data"
+    p90 = statistics.quantiles(ms, n=10)[-1] if len(ms) > 1 else ms[0]
+    return f"median {statistics.median(ms):5.0f} ms, p90 {p90:5.0f} ms ({len(ms)} values)"
+
+
+def measure(page, lab, keys: int, drag_moves: int) -> dict[str, list[float]]:
+    lab.scroll_into_view_if_needed()
+    results = {}
+    handle = lab.locator(".noUi-handle").nth(1)
+    lab.evaluate(RECORD)
+    handle.focus()
+    for _ in range(keys):
+        before = bt.picture(lab)
+        page.keyboard.press("ArrowRight")
+        bt.new_picture(lab, before, "ArrowRight")
+    results["keys"] = latencies(page.evaluate("window.__latency"))
+    lab.evaluate(RECORD)
+    box = handle.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    track = lab.locator(".noUi-base").nth(1).bounding_box()
+    step = 0.6 * (track["x"] + track["width"] - x) / drag_moves
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for i in range(drag_moves):
+        page.mouse.move(x + step * (i + 1), y)
+        time.sleep(1 / 60)
+    page.mouse.up()
+    page.wait_for_timeout(1500)  # let the last pictures arrive
+    results["drag"] = latencies(page.evaluate("window.__latency"))
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, default=15, help="arrow-key presses per lab")
+    parser.add_argument("--drag-moves", type=int, default=40, help="mouse moves per drag")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        notebook = home / "latency.ipynb"
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+        nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3"}
+        nbformat.write(nb, notebook)
+        lab_log, voila_log = (home / "lab.log").open("wb"), (home / "voila.log").open("wb")
+        lab_proc, base, token = bt.start_jupyterlab(home / "lab", [notebook], lab_log)
+        voila_proc, voila_url = bt.start_voila(home, notebook, voila_log)
+        try:
+            deadline = time.monotonic() + 90
+            bt.wait_until_serving(
+                lab_proc, f"{base}/api/status?token={token}", home / "lab.log", deadline
+            )
+            bt.wait_until_listening(voila_proc, voila_url, home / "voila.log", deadline)
+            with bt.sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=str(bt.CHROMIUM), args=bt.LAUNCH_ARGS
+                )
+                page = browser.new_page(viewport={"width": 1920, "height": 1080})
+                page.goto(voila_url, timeout=90_000)
+                labs = page.locator(".attnlib-lab")
+                page.locator(".attnlib-present img").wait_for(timeout=90_000)
+                for i, size in enumerate(("notebook size", "present size")):
+                    for kind, ms in measure(page, labs.nth(i), args.keys, args.drag_moves).items():
+                        print(f"voila, {size:13}, {kind:4}: {summary(ms)}")
+                page.goto(f"{base}/lab/tree/latency.ipynb?reset&token={token}", timeout=60_000)
+                page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
+                    timeout=60_000
+                )
+                page.get_by_role("menuitem", name="Run", exact=True).click()
+                page.locator("[data-command='runmenu:run-all']").click()
+                page.locator(".attnlib-present img").wait_for(timeout=60_000)
+                labs = page.locator(".attnlib-lab")
+                for i, size in enumerate(("notebook size", "present size")):
+                    for kind, ms in measure(page, labs.nth(i), args.keys, args.drag_moves).items():
+                        print(f"JupyterLab, {size:13}, {kind:4}: {summary(ms)}")
+                browser.close()
+        finally:
+            for proc in (voila_proc, lab_proc):
+                bt.stop(proc)
+            lab_log.close()
+            voila_log.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
