@@ -28,7 +28,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-import test_labs_in_browser as bt  # noqa: E402  (server and browser helpers of the browser test)
+import browser as bt  # noqa: E402  (the browser tests' server and page helpers)
 
 CELLS = [
     "from attnlib.widgets import gradient_lab\n\ngradient_lab()",

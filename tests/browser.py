@@ -1,0 +1,257 @@
+"""What the browser tests (and benchmarks/lab_latency_in_browser.py) share: starting JupyterLab
+and voila, and driving a lab in chromium. Not a test file."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import BinaryIO
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Screenshots of the labs (git-ignored; look at them after a run).
+ARTIFACTS = ROOT / "artifacts" / "browser"
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+#: voila options of README's command: run the page's kernel ahead, cull kernels of closed pages.
+VOILA_OPTIONS = (
+    "--preheat_kernel=True",
+    "--MappingKernelManager.cull_idle_timeout=600",
+    "--MappingKernelManager.cull_interval=60",
+)
+
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover - depends on the environment
+    sync_playwright = None
+
+MISSING = [
+    reason
+    for absent, reason in (
+        (
+            sync_playwright is None,
+            "python playwright missing: pip install playwright (do not run"
+            " 'playwright install'; the test uses system chromium)",
+        ),
+        (not CHROMIUM.exists(), "/usr/bin/chromium missing: apt-get install -y chromium"),
+    )
+    if absent
+]
+#: Why the voila test cannot run here, if it cannot.
+VOILA_MISSING = (
+    ["voila missing: pip install voila"] if not importlib.util.find_spec("voila") else []
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until_serving(proc: subprocess.Popen, url: str, log: Path, deadline: float) -> None:
+    """Return once ``url`` answers; fail with the server's log if it exits or time runs out."""
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = log.read_text(errors="replace")[-2000:]
+                pytest.fail(f"{url} did not come up (exit code {proc.poll()}):\n{tail}")
+            time.sleep(0.1)
+
+
+def wait_until_listening(proc: subprocess.Popen, url: str, log: Path, deadline: float) -> None:
+    """Return once the port of ``url`` accepts connections (voila's page itself waits for its
+    preheated kernel, so asking for it would block)."""
+    port = int(url.rsplit(":", 1)[1].strip("/"))
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = log.read_text(errors="replace")[-2000:]
+                pytest.fail(f"{url} did not come up (exit code {proc.poll()}):\n{tail}")
+            time.sleep(0.1)
+
+
+def start_jupyterlab(
+    home: Path, notebooks: list[Path], log: BinaryIO
+) -> tuple[subprocess.Popen, str, str]:
+    """Start (not wait for) a JupyterLab on 127.0.0.1 serving copies of ``notebooks``.
+
+    Returns (process, base url, token); the server writes to ``log``.
+    """
+    work = home / "notebooks"
+    work.mkdir(parents=True)
+    for path in notebooks:
+        shutil.copy(path, work / path.name)
+    settings = {  # no news toast; render every cell (no windowing), so outputs stay in the page
+        ("apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
+        ("notebook-extension", "tracker"): {
+            "windowingMode": "none",
+            "autoStartDefaultKernel": True,
+        },
+    }
+    for (extension, plugin), values in settings.items():
+        folder = home / "settings" / "@jupyterlab" / extension
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{plugin}.jupyterlab-settings").write_text(json.dumps(values))
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(home / "rt")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.token={token}",
+            f"--ServerApp.root_dir={work}",
+            "--ServerApp.port_retries=0",
+            "--allow-root",
+            f"--LabApp.user_settings_dir={home / 'settings'}",
+            f"--LabApp.workspaces_dir={home / 'workspaces'}",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    return proc, f"http://127.0.0.1:{port}", token
+
+
+def start_voila(home: Path, notebook: Path, log: BinaryIO) -> tuple[subprocess.Popen, str]:
+    """Start (not wait for) voila serving ``notebook``, its kernel run ahead (preheated).
+
+    The command an instructor runs (README), plus a loopback address and a free port.
+    Returns (process, page url); the server writes to ``log``.
+    """
+    port = free_port()
+    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(home / "vrt")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "voila",
+            str(notebook),
+            "--no-browser",
+            f"--port={port}",
+            "--Voila.ip=127.0.0.1",
+            "--Voila.port_retries=0",
+            *VOILA_OPTIONS,
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    return proc, f"http://127.0.0.1:{port}/"
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+PICTURE_CHANGED = """([lab, before]) => {
+    const img = lab.querySelector('img');
+    return img && img.src && img.src !== before ? img.src : false;
+}"""
+
+
+def picture(lab) -> str:
+    return lab.locator("img").first.get_attribute("src") or ""
+
+
+def new_picture(lab, before: str, what: str, timeout: float = 5.0) -> str:
+    """Wait (polling every animation frame) until the lab's picture differs from ``before``."""
+    try:
+        handle = lab.page.wait_for_function(
+            PICTURE_CHANGED,
+            arg=[lab.element_handle(), before],
+            polling="raf",
+            timeout=timeout * 1000,
+        )
+    except PlaywrightTimeout:
+        pytest.fail(f"the lab's picture did not change after {what} (waited {timeout} s)")
+    return handle.json_value()
+
+
+def is_active(button) -> bool:
+    return "mod-active" in (button.get_attribute("class") or "")
+
+
+def move_every_control(page, lab) -> list[float]:
+    """Click every toggle button, step every slider both ways with the arrow keys, click every
+    checkbox, choose in every dropdown; each must change the picture. Returns the seconds from
+    each arrow key to the new picture."""
+    shown = picture(lab)
+    key_seconds = []
+    buttons = lab.locator(".widget-toggle-buttons button")
+    for i in range(buttons.count()):  # every choice of every toggle-button row
+        if not is_active(buttons.nth(i)):
+            buttons.nth(i).click()
+            shown = new_picture(lab, shown, f"clicking button {i}")
+    sliders = lab.locator(".widget-slider .noUi-handle")
+    assert sliders.count() >= 1, "the lab shows no slider"
+    for i in range(sliders.count()):
+        slider = sliders.nth(i)
+        disabled = "h => !!h.closest('[disabled]')"
+        for j in range(buttons.count()):  # a slider may only apply to some choices
+            if not slider.evaluate(disabled):
+                break
+            if not is_active(buttons.nth(j)):
+                buttons.nth(j).click()
+                shown = new_picture(lab, shown, f"clicking button {j}")
+        assert not slider.evaluate(disabled), f"slider {i} is never enabled"
+        at_max = slider.get_attribute("aria-valuenow") == slider.get_attribute("aria-valuemax")
+        slider.focus()
+        for key in ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft"):
+            start = time.perf_counter()
+            page.keyboard.press(key)
+            shown = new_picture(lab, shown, f"{key} on slider {i}")
+            key_seconds.append(time.perf_counter() - start)
+    for i in range(lab.locator("input[type='checkbox']").count()):
+        lab.locator("input[type='checkbox']").nth(i).click()
+        shown = new_picture(lab, shown, f"clicking checkbox {i}")
+    for i in range(lab.locator("select").count()):
+        select = lab.locator("select").nth(i)
+        options = select.locator("option").all_inner_texts()
+        current = select.evaluate("s => s.options[s.selectedIndex].text")
+        select.select_option(label=next(o for o in options if o != current))
+        shown = new_picture(lab, shown, f"choosing in dropdown {i}")
+    return key_seconds
+
+
+def shows_no_error(lab) -> bool:
+    stderr = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+    return lab.locator(stderr).count() == 0
