@@ -227,28 +227,17 @@ def gqa_caption(state: dict[str, Any]) -> str:
     return f"{state['heading']}\n{state['detail']}"
 
 
-class _GroupedQueryLab(Lab):
-    """A Lab whose K/V-heads options follow n_heads, redrawn once per move of either slider."""
+def sync_kv_options(controls: dict) -> None:
+    """The lab's ``sync_controls``: offer only the K/V head counts that divide the query heads.
 
-    _syncing = False
-
-    def update(self) -> None:
-        if self._syncing:  # a change made by _sync_kv_options below: drawn by the update after it
-            return
-        self._syncing = True
-        try:
-            self._sync_kv_options()
-        finally:
-            self._syncing = False
-        super().update()
-
-    def _sync_kv_options(self) -> None:
-        kv = self.controls["n_kv_heads"]
-        valid = tuple(divisors(self.controls["n_heads"].value))
-        if tuple(kv.options) != valid:
-            keep = max(d for d in valid if d <= kv.value)
-            kv.options = valid
-            kv.value = keep
+    When the current count no longer divides, the largest divisor below it is kept.
+    """
+    kv = controls["n_kv_heads"]
+    valid = tuple(divisors(controls["n_heads"].value))
+    if tuple(kv.options) != valid:
+        keep = max(d for d in valid if d <= kv.value)
+        kv.options = valid
+        kv.value = keep
 
 
 def gqa_lab(
@@ -307,7 +296,7 @@ def gqa_lab(
             layout=wide,
         ),
     }
-    return _GroupedQueryLab(
+    return Lab(
         controls,
         _make_view,
         update_gqa_view,
@@ -316,4 +305,5 @@ def gqa_lab(
         title="Grouped-query lab: which heads share K and V, and what the KV cache costs",
         caption=gqa_caption,
         present=present,
+        sync_controls=sync_kv_options,
     )

@@ -481,6 +481,11 @@ class Lab(widgets.VBox):
     present : bool, default False
         Projector size (see the module docstring): the picture ``PRESENT_WIDTH_PX`` wide with
         text of at least ``PRESENT_MIN_TEXT_PX``, JPEG frames, large controls.
+    sync_controls : callable ``(controls) -> None``, optional
+        Runs before every update, for controls whose options follow other controls (the K/V
+        heads that divide the query heads, say). A value it changes does not start an update of
+        its own: the update under way draws it, so one move makes one frame. Use ``hold_sync()``
+        when it sets a control's options and value together.
 
     Attributes
     ----------
@@ -504,6 +509,7 @@ class Lab(widgets.VBox):
         caption: Callable[[Any], str] | None = None,
         static_key: Callable[..., Hashable] | None = None,
         present: bool = False,
+        sync_controls: Callable[[Mapping[str, widgets.ValueWidget]], None] | None = None,
     ) -> None:
         if not isinstance(present, bool | np.bool_):
             raise TypeError(f"present must be True or False; got {present!r}")
@@ -515,7 +521,8 @@ class Lab(widgets.VBox):
                 )
             if not getattr(control, "description", ""):
                 raise ValueError(f"control {name!r} has no description; give it one")
-        for name, function in (("caption", caption), ("static_key", static_key)):
+        functions = (("caption", caption), ("static_key", static_key))
+        for name, function in (*functions, ("sync_controls", sync_controls)):
             if function is not None and not callable(function):
                 raise TypeError(f"{name} must be a function or None; got {type(function).__name__}")
         self.controls = dict(controls)
@@ -523,6 +530,8 @@ class Lab(widgets.VBox):
         self._update_view = update_view
         self._caption = caption
         self._static_key = static_key
+        self._sync_controls = sync_controls
+        self._syncing = False
         self.present = bool(present)
         if self.present:
             dpi = PRESENT_WIDTH_PX / figsize[0]
@@ -652,8 +661,16 @@ class Lab(widgets.VBox):
 
     def update(self) -> None:
         """Apply the controls' values to the figure; show any error in ``errors``."""
-        self._show_readouts()
+        if self._syncing:  # a value set by sync_controls: the update under way draws it
+            return
         try:
+            if self._sync_controls is not None:
+                self._syncing = True
+                try:
+                    self._sync_controls(self.controls)
+                finally:
+                    self._syncing = False
+            self._show_readouts()
             values = self.values()
             self.state = self._update_view(self.view, **values)
             key = self._static_key(**values) if self._static_key else None

@@ -17,7 +17,7 @@ drive the lab. The live figure is the shared machinery of :mod:`attnlib.widgets.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -352,34 +352,20 @@ def masking_caption(state: dict[str, Any]) -> str:
     return f"{state['heading']}\n{state['detail']}"
 
 
-class _MaskingLab(Lab):
-    """A Lab whose query slider names padded positions ``<pad>``, as the picture does."""
+def _query_labels_follower(tokens: Sequence[str]) -> Callable[[dict], None]:
+    """The masking lab's ``sync_controls``: the query slider names padded positions ``<pad>``."""
 
-    _syncing = False
-
-    def __init__(self, tokens: Sequence[str], *args: Any, **kwargs: Any) -> None:
-        self._tokens = tuple(tokens)  # read by the first update, inside Lab.__init__
-        super().__init__(*args, **kwargs)
-
-    def update(self) -> None:
-        if self._syncing:  # a change made by _sync_query_labels below: drawn by the update after it
-            return
-        self._syncing = True
-        try:
-            self._sync_query_labels()
-        finally:
-            self._syncing = False
-        super().update()
-
-    def _sync_query_labels(self) -> None:
-        query, mask_type = self.controls["query"], self.controls["mask_type"].value
-        labels = position_labels(self._tokens, mask_type, self.controls["length"].value)
+    def sync_query_labels(controls: dict) -> None:
+        query, mask_type = controls["query"], controls["mask_type"].value
+        labels = position_labels(tokens, mask_type, controls["length"].value)
         options = tuple((f"{i}: {label}", i) for i, label in enumerate(labels))
         if tuple(query.options) != options:
             keep = query.value
             with query.hold_sync():  # one message: the browser never sees the reset index 0
                 query.options = options
                 query.value = keep
+
+    return sync_query_labels
 
 
 def masking_lab(
@@ -453,8 +439,7 @@ def masking_lab(
     def static_key(*, query: int, mask_type: str, length: int) -> tuple:
         return position_labels(labels, mask_type, length), mask_type == WRONG
 
-    lab = _MaskingLab(
-        labels,
+    lab = Lab(
         controls,
         lambda fig: _make_view(fig, labels),
         update_view,
@@ -464,6 +449,7 @@ def masking_lab(
         caption=masking_caption,
         static_key=static_key,
         present=present,
+        sync_controls=_query_labels_follower(labels),
     )
 
     def follow_mask_type(change: dict) -> None:

@@ -18,6 +18,7 @@ the lab without a browser.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
@@ -250,30 +251,12 @@ def trained_attention_caption(state: dict[str, Any]) -> str:
     )
 
 
-class _TrainedModelLab(Lab):
-    """A Lab whose token slider lists the tokens of the sentence in the text box."""
+def _token_follower(cache: AttentionCache) -> Callable[[dict], None]:
+    """The lab's ``sync_controls``: the token slider lists the tokens of the sentence shown."""
 
-    _syncing = False
-
-    def __init__(self, cache: AttentionCache, *args: Any, **kwargs: Any) -> None:
-        self._cache = cache  # read by the first update, inside Lab.__init__
-        super().__init__(*args, **kwargs)
-
-    def update(self) -> None:
-        if self._syncing:  # a change made by _sync_tokens below: drawn by the update after it
-            return
-        self._syncing = True
-        try:
-            self._sync_tokens()
-        except Exception:  # a sentence the model refuses: update_view raises it again, shown
-            pass
-        finally:
-            self._syncing = False
-        super().update()
-
-    def _sync_tokens(self) -> None:
-        tokens, _ = self._cache(self.controls["sentence"].value)
-        slider = self.controls["token"]
+    def sync_tokens(controls: dict) -> None:
+        tokens, _ = cache(controls["sentence"].value)  # a sentence the model refuses raises
+        slider = controls["token"]
         options = tuple((f"{i}: {tok}", i) for i, tok in enumerate(tokens))
         if tuple(slider.options) != options:
             old = slider.value if slider.value is not None else 0
@@ -283,6 +266,8 @@ class _TrainedModelLab(Lab):
             with slider.hold_sync():  # one message: the browser never sees the old index
                 slider.options = options  # with the new, possibly shorter, options
                 slider.value = keep
+
+    return sync_tokens
 
 
 def trained_attention_lab(
@@ -365,8 +350,7 @@ def trained_attention_lab(
     def static_key(*, sentence: str, **_: Any) -> tuple[str, ...]:
         return cache(sentence)[0]
 
-    lab = _TrainedModelLab(
-        cache,
+    lab = Lab(
         controls,
         _make_view,
         update_view,
@@ -376,6 +360,7 @@ def trained_attention_lab(
         caption=trained_attention_caption,
         static_key=static_key,
         present=present,
+        sync_controls=_token_follower(cache),
     )
     lab.cache = cache
     return lab
