@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import kv_cache_bytes
 from .. import split_heads as reference_split
 from .checking import (
     FunctionExercise,
@@ -83,7 +84,7 @@ split_heads = FunctionExercise(
 
 # A grouped-query model: 16 query heads share 4 KV heads; float32 cache.
 LAYERS, N_HEADS, N_KV_HEADS, D_HEAD, T, BYTES = 24, 16, 4, 64, 2048, 4
-_bytes = 2 * LAYERS * N_KV_HEADS * D_HEAD * T * BYTES
+_bytes = kv_cache_bytes(T, LAYERS, N_KV_HEADS, D_HEAD, dtype=np.float32)  # BYTES = 4
 
 kv_cache_bytes = NumberExercise(
     "ch07.kv_cache_bytes",

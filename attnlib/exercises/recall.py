@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import examples, softmax
+from .. import examples, kv_cache_bytes, softmax
 from .checking import ArrayExercise, ChoiceExercise, NumberExercise, ShapeExercise
 
 __all__ = [
@@ -304,7 +304,7 @@ head_shapes = ShapeExercise(
 
 # 8. The grouped-query KV cache ---------------------------------------------------------------
 LAYERS, N_HEADS, N_KV_HEADS, D_HEAD, T, BYTES = 32, 32, 8, 128, 4096, 2
-_cache = 2 * LAYERS * N_KV_HEADS * D_HEAD * T * BYTES
+_cache = kv_cache_bytes(T, LAYERS, N_KV_HEADS, D_HEAD, dtype=np.float16)  # BYTES = 2
 
 gqa_cache = NumberExercise(
     "recall.gqa_cache",
