@@ -338,3 +338,20 @@ def test_encode_jpeg_keeps_the_picture_close_to_the_pixels() -> None:
     decoded = np.asarray(Image.open(io.BytesIO(live.encode_jpeg(rgba))), dtype=int)
     assert decoded.shape == (40, 60, 3)
     assert np.abs(decoded[:, 2:26] - rgba[:, 2:26, :3]).max() <= 8  # away from the edge
+
+
+def test_sync_controls_runs_before_each_update_and_one_move_draws_one_frame() -> None:
+    controls, make, update = example_parts()
+
+    def shift_only_above_one(controls: dict) -> None:  # a control that follows another
+        if controls["slope"].value <= 1 and controls["shifted"].value:
+            controls["shifted"].value = False
+
+    lab = Lab(controls, make, update, figsize=(4, 2), dpi=50, sync_controls=shift_only_above_one)
+    lab.controls["slope"].value = 1.2
+    lab.controls["shifted"].value = True
+    frames = lab.live.frames
+    lab.controls["slope"].value = 0.5  # the sync turns "shifted" off inside this update
+    assert lab.controls["shifted"].value is False
+    assert lab.live.frames == frames + 1
+    assert np.allclose(lab.state["y"], 0.5 * X)
