@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
-import jupytext
 import nbformat
 import pytest
 
@@ -16,8 +16,14 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 pytestmark = pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 
 
+@functools.cache
+def notebook(path: Path) -> nbformat.NotebookNode:
+    """The stored notebook, read once for all the tests here (none of them changes it)."""
+    return nbformat.read(path, as_version=4)
+
+
 def code_cells(path: Path) -> list:
-    return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    return [c for c in notebook(path).cells if c.cell_type == "code"]
 
 
 def test_every_code_cell_was_executed_in_order(path: Path) -> None:
@@ -39,7 +45,7 @@ def test_has_no_error_or_stderr_output(path: Path) -> None:
 
 
 def test_kernelspec_is_python3(path: Path) -> None:
-    assert nbformat.read(path, as_version=4).metadata.kernelspec.name == "python3"
+    assert notebook(path).metadata.kernelspec.name == "python3"
 
 
 def test_is_listed_in_readme_map(path: Path) -> None:
@@ -47,9 +53,11 @@ def test_is_listed_in_readme_map(path: Path) -> None:
 
 
 def test_paired_script_has_the_same_cells(path: Path) -> None:
+    import jupytext  # 0.6 s to import: only the process that runs this test pays it
+
     script = path.parent / "scripts" / f"{path.stem}.py"
     assert script.exists(), f"{script.relative_to(ROOT)} is missing; run tools/run_notebooks.py"
-    nb = nbformat.read(path, as_version=4)
+    nb = notebook(path)
     py = jupytext.read(script)
     assert [(c.cell_type, c.source) for c in nb.cells] == [
         (c.cell_type, c.source) for c in py.cells
