@@ -465,6 +465,7 @@ for ax in (ax_w, ax_j):
             textcoords="offset points",
         )
     top = ax.secondary_xaxis("top", functions=(np.square, np.sqrt))
+    top.xaxis.set_minor_locator(plt.NullLocator())  # decades only: its minor ticks are slow to draw
     top.set_xlabel("$d_k$ whose raw scores have this spread")
 ax_w.annotate(
     "naive float32\noverflows here",
