@@ -90,15 +90,24 @@ def test_makes_its_own_figure_without_an_axes() -> None:
         plt.close(artists[0].axes.figure)
 
 
+@pytest.fixture(scope="module")
+def blank_ax():
+    """One Axes shared by the refusals below: each checks that it stays blank."""
+    fig, ax = plt.subplots()
+    yield ax
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("name", ["T", "d_model", "d_k", "d_v"])
 @pytest.mark.parametrize(
     "bad, error",
     [(0, ValueError), (-3, ValueError), (2.5, TypeError), (True, TypeError), ("4", TypeError)],
 )
-def test_rejects_a_size_that_is_not_a_positive_integer(ax, name, bad, error) -> None:
+def test_rejects_a_size_that_is_not_a_positive_integer(blank_ax, name, bad, error) -> None:
     sizes = {"T": 4, "d_model": 8, "d_k": 4, "d_v": 2, name: bad}
     with pytest.raises(error, match=rf"^{name} must"):
-        draw_attention_pipeline(**sizes, ax=ax)
+        draw_attention_pipeline(**sizes, ax=blank_ax)
+    assert not (blank_ax.patches or blank_ax.texts), "drew on the axes before refusing"
 
 
 def test_rejects_an_ax_that_is_not_an_axes() -> None:
