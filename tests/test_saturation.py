@@ -14,6 +14,9 @@ from attnlib.saturation import entropy, softmax_jacobian_norm
 scores = arrays(
     np.float64, st.tuples(st.integers(1, 4), st.integers(2, 9)), elements=st.floats(-30, 30)
 )
+#: hypothesis's default 100 examples, without its 200 ms deadline: a timing check that failed
+#: this law as "flaky" on a loaded machine (one example took 364 ms); speed lives in benchmarks/.
+LAW = settings(deadline=None, database=None)
 
 
 def test_entropy_of_uniform_is_log_n() -> None:
@@ -36,6 +39,7 @@ def test_entropy_along_another_axis() -> None:
     assert np.allclose(entropy(p, axis=0), entropy(p.T))
 
 
+@LAW
 @given(scores)
 def test_entropy_lies_between_zero_and_log_n(x: np.ndarray) -> None:
     h = entropy(softmax(x))
@@ -80,6 +84,7 @@ def test_jacobian_norm_keeps_batch_shape() -> None:
     assert softmax_jacobian_norm(p).shape == (2, 3)
 
 
+@LAW
 @given(scores)
 def test_jacobian_norm_never_exceeds_one_half(x: np.ndarray) -> None:
     assert np.all(softmax_jacobian_norm(softmax(x)) <= 0.5 + 1e-12)
