@@ -6,8 +6,10 @@ It keeps the suite fast on a small machine, and changes nothing that a test chec
   installed (the Jupyter stack installs it) and spends about 3 s compiling that package's grammar,
   in every pytest process (the controller and each xdist worker). jsonschema only uses it to check
   the "iri" string formats, which no notebook schema asks for, so the suite marks the module as
-  absent; jsonschema then skips those formats, as it documents. Kernels, JupyterLab and voila are
-  separate processes and are not affected.
+  absent; jsonschema then skips those formats, as it documents. The same holds for the checkers
+  of the "duration" format (``isoduration``, which imports ``arrow``: ~0.05-0.1 s) and of "uri"
+  (``rfc3986_validator``: ~0.02 s): nbformat's schemas use no "format" at all. Kernels, JupyterLab
+  and voila are separate processes and are not affected.
 * OpenBLAS starts one thread per core for every matrix product. The suite already runs one
   process per core (pytest-xdist) and each of them starts notebook kernels, so those threads only
   fight: a small product took 67 ms instead of 13 ms on a loaded 2-core machine. One BLAS thread
@@ -20,6 +22,8 @@ from __future__ import annotations
 import os
 import sys
 
-sys.modules.setdefault("rfc3987_syntax", None)  # an entry of None makes `import` raise ImportError
+# An entry of None makes `import` raise ImportError; jsonschema then leaves out those formats.
+for _format_checker in ("rfc3987_syntax", "isoduration", "rfc3986_validator"):
+    sys.modules.setdefault(_format_checker, None)
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
