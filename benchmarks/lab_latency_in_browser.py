@@ -98,6 +98,20 @@ def measure(page, lab, keys: int, drag_moves: int) -> dict[str, list[float]]:
     return results
 
 
+def run_all(page, tries: int = 3) -> None:
+    """Run every cell of the open notebook, again if nothing ran (on a busy machine JupyterLab
+    sometimes replaces the kernel while the page connects, and the first Run All is lost)."""
+    for attempt in range(tries):
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.locator("[data-command='runmenu:run-all']").click()
+        try:
+            page.locator(".attnlib-present img").wait_for(timeout=30_000)
+            return
+        except bt.PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=15, help="arrow-key presses per lab")
@@ -133,9 +147,7 @@ def main() -> int:
                 page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
                     timeout=60_000
                 )
-                page.get_by_role("menuitem", name="Run", exact=True).click()
-                page.locator("[data-command='runmenu:run-all']").click()
-                page.locator(".attnlib-present img").wait_for(timeout=60_000)
+                run_all(page)
                 labs = page.locator(".attnlib-lab")
                 for i, size in enumerate(("notebook size", "present size")):
                     for kind, ms in measure(page, labs.nth(i), args.keys, args.drag_moves).items():

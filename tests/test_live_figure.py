@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import inspect
 import io
@@ -263,15 +264,22 @@ def test_caption_must_be_a_function() -> None:
 # Present mode: a lab at projector size.
 
 
-def test_present_mode_draws_the_picture_at_projector_width() -> None:
-    lab = Lab(*example_parts(), figsize=(4, 2), dpi=50, present=True)
+@pytest.fixture(scope="module")
+def present_lab() -> Lab:
+    """One projector-sized example lab for the tests that only look at it (each costs a full
+    1440-pixel draw and a JPEG)."""
+    return Lab(*example_parts(), figsize=(4, 2), dpi=50, present=True)
+
+
+def test_present_mode_draws_the_picture_at_projector_width(present_lab) -> None:
+    lab = present_lab
     width, height = lab.live.canvas.get_width_height()
     assert width == live.PRESENT_WIDTH_PX >= 1280
     assert (width, height) == (live.PRESENT_WIDTH_PX, live.PRESENT_WIDTH_PX // 2)
 
 
-def test_present_mode_raises_every_text_to_14_points_on_a_96_ppi_screen() -> None:
-    lab = Lab(*example_parts(), figsize=(4, 2), dpi=50, present=True)
+def test_present_mode_raises_every_text_to_14_points_on_a_96_ppi_screen(present_lab) -> None:
+    lab = present_lab
     assert pytest.approx(live.PRESENT_MIN_TEXT_PX) == 14 * 96 / 72
     assert lab.smallest_text_px() >= live.PRESENT_MIN_TEXT_PX - 1e-9
     notebook = example_lab()
@@ -304,16 +312,16 @@ def test_present_mode_raises_text_labels_and_tick_labels_made_at_draw_time() -> 
     )
 
 
-def test_present_mode_sends_jpeg_frames_and_saves_a_jpeg_picture() -> None:
-    lab = Lab(*example_parts(), figsize=(4, 2), dpi=50, present=True)
+def test_present_mode_sends_jpeg_frames_and_saves_a_jpeg_picture(present_lab) -> None:
+    lab = present_lab
     assert lab.live.image.format == "jpeg"
     assert Image.open(io.BytesIO(lab.live.image.value)).format == "JPEG"
     bundle = lab._repr_mimebundle_()
     assert "image/jpeg" in bundle and "image/png" not in bundle
 
 
-def test_present_mode_enlarges_the_controls_through_one_css_class() -> None:
-    lab = Lab(*example_parts(), figsize=(4, 2), dpi=50, present=True)
+def test_present_mode_enlarges_the_controls_through_one_css_class(present_lab) -> None:
+    lab = present_lab
     assert "attnlib-present" in lab._dom_classes
     styles = [c.value for c in lab.children if isinstance(c, widgets.HTML) and "<style>" in c.value]
     assert len(styles) == 1 and f"{live.PRESENT_FONT_PX}px" in styles[0]
@@ -355,3 +363,44 @@ def test_sync_controls_runs_before_each_update_and_one_move_draws_one_frame() ->
     assert lab.controls["shifted"].value is False
     assert lab.live.frames == frames + 1
     assert np.allclose(lab.state["y"], 0.5 * X)
+
+
+# Felt latency: a move in the browser is drawn right after the kernel has reported idle.
+
+
+def test_a_move_from_the_browser_is_drawn_on_the_kernel_loop_after_its_handler_returns() -> None:
+    lab = example_lab()
+
+    async def browser_moves_slope() -> tuple[int, int]:
+        lab.controls["slope"].set_state({"value": 0.5})  # what the comm handler calls
+        during = lab.live.frames
+        await asyncio.sleep(0)  # the handler has returned: the kernel's loop runs on
+        return during, lab.live.frames
+
+    during, after = asyncio.run(browser_moves_slope())
+    assert (during, after) == (1, 2)
+    assert np.allclose(lab.state["y"], 0.5 * X)
+
+
+def test_browser_moves_arriving_before_the_redraw_are_drawn_once_with_the_latest_values() -> None:
+    lab = example_lab()
+
+    async def two_moves() -> None:
+        lab.controls["slope"].set_state({"value": 0.5})
+        lab.controls["shifted"].set_state({"value": True})
+        await asyncio.sleep(0)
+
+    asyncio.run(two_moves())
+    assert lab.live.frames == 2
+    assert np.allclose(lab.state["y"], 0.5 * X + 0.5)
+
+
+def test_a_change_made_by_kernel_code_is_drawn_at_once_even_inside_the_kernel_loop() -> None:
+    lab = example_lab()
+
+    async def cell_sets_slope() -> int:
+        lab.controls["slope"].value = 0.25
+        return lab.live.frames
+
+    assert asyncio.run(cell_sets_slope()) == 2
+    assert np.allclose(lab.state["y"], 0.25 * X)

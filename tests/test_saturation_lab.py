@@ -18,6 +18,22 @@ from attnlib.widgets.saturation import (
 )
 
 QUERIES, KEYS = saturation_data()
+DEFAULTS = {"d_k": 1, "scaled": False, "query": 0}
+
+
+@pytest.fixture(scope="module")
+def shared_lab():
+    return saturation_lab()
+
+
+@pytest.fixture
+def lab(shared_lab):
+    """The module's lab with its controls back at their defaults (each lab draws its curves once
+    per query: shared, every background is drawn once for the whole module)."""
+    for name, value in DEFAULTS.items():
+        shared_lab.controls[name].value = value
+    assert shared_lab.values() == DEFAULTS and shared_lab.last_error is None
+    return shared_lab
 
 
 def test_d_k_slider_steps_are_powers_of_two_from_1_to_1024() -> None:
@@ -59,8 +75,7 @@ def test_scaled_weights_and_gradient_stay_steady_across_d_k() -> None:
         assert max(s["max_weight"] for s in states) < 0.8
 
 
-def test_dragging_the_lab_unscaled_shows_saturation() -> None:
-    lab = saturation_lab()
+def test_dragging_the_lab_unscaled_shows_saturation(lab) -> None:
     start = lab.state
     lab.controls["d_k"].value = 1024
     assert lab.state["max_weight"] > 0.999 > start["max_weight"]
@@ -92,8 +107,8 @@ def test_caption_wraps_only_between_its_groups_never_inside_a_number() -> None:
     assert all(" " not in g for g in groups)  # only no-break spaces inside a group
 
 
-def test_ticking_scaled_brings_the_weights_back() -> None:
-    lab = saturation_lab(d_k=1024)
+def test_ticking_scaled_brings_the_weights_back(lab) -> None:
+    lab.controls["d_k"].value = 1024
     lab.controls["scaled"].value = True
     assert lab.state["max_weight"] < 0.8 and lab.state["jacobian_norm"] > 0.15
     marker = lab.view["entropy"][2]
@@ -102,14 +117,15 @@ def test_ticking_scaled_brings_the_weights_back() -> None:
 
 
 def test_query_slider_changes_the_attending_query() -> None:
-    lab = saturation_lab(d_k=16, scaled=True)
+    lab = saturation_lab(d_k=16, scaled=True)  # a lab of its own: it checks the start values too
+    assert lab.values() == {"d_k": 16, "scaled": True, "query": 0}
+    assert np.allclose(lab.state["weights"], softmax(KEYS[:, :16] @ QUERIES[0, :16] / 4.0))
     lab.controls["query"].value = 5
     by_hand = softmax(KEYS[:, :16] @ QUERIES[5, :16] / 4.0)
     assert np.allclose(lab.state["weights"], by_hand)
 
 
-def test_every_control_is_described_and_nothing_failed() -> None:
-    lab = saturation_lab()
+def test_every_control_is_described_and_nothing_failed(lab) -> None:
     assert set(lab.controls) == {"d_k", "scaled", "query"}
     assert all(c.description for c in lab.controls.values())
     assert isinstance(lab, widgets.VBox) and lab.last_error is None
@@ -151,8 +167,7 @@ def test_lab_refuses_a_bool_as_d_k() -> None:
         saturation_lab(d_k=True)
 
 
-def test_jacobian_panel_is_log_scaled_and_shows_every_curve_point() -> None:
-    lab = saturation_lab()
+def test_jacobian_panel_is_log_scaled_and_shows_every_curve_point(lab) -> None:
     scaled_line, raw_line, _ = lab.view["jacobian"]
     ax = raw_line.axes
     assert ax.get_yscale() == "log"
@@ -164,9 +179,9 @@ def test_jacobian_panel_is_log_scaled_and_shows_every_curve_point() -> None:
             assert (bottom < y[y > 0]).all() and (y <= top).all()
 
 
-def test_the_picture_after_query_and_d_k_moves_equals_a_full_redraw() -> None:
+def test_the_picture_after_query_and_d_k_moves_equals_a_full_redraw(lab) -> None:
     # The curves are static (one cached background per query): the cache must not go stale.
-    lab = saturation_lab()
+    # (The shared lab has cached the backgrounds of earlier tests too: all must be current.)
     for query, d_k in ((3, 256), (0, 4), (3, 1024)):
         lab.controls["query"].value = query
         lab.controls["d_k"].value = d_k

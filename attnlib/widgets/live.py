@@ -83,11 +83,20 @@ controls, readouts and caption at ``PRESENT_FONT_PX`` with large slider handles 
 ``attnlib-present``, styled by a ``<style>`` inside the lab). Write a lab's figure for the notebook
 size; present mode needs nothing more from it.
 
-Felt latency. Each control change redraws at once, inside the kernel's handling of the change.
-(Deferring the redraw to the kernel's asyncio loop, to draw a burst of changes once, was tried:
-under voila the deferred redraws stopped after the first one, so it is not done.) The browser
-side already coalesces a drag: ipywidgets' message throttle holds back new values until the
-kernel has handled the previous one, then sends only the latest.
+Felt latency. The browser coalesces a drag by itself: ipywidgets' message throttle keeps one
+change of a control in flight and holds back newer values until the kernel reports "idle" for
+it, then sends only the latest. The kernel says "idle" when its handler of the change returns.
+So a change that comes *from the browser* (the control's ``_property_lock`` holds the value,
+and the kernel's asyncio loop is running) is drawn just after that handler returns
+(``loop.call_soon``): the browser learns at once that the kernel has taken the value and sends
+the next one while this frame is drawn and travels, instead of one full round trip later.
+Measured in chromium (``benchmarks/lab_latency_in_browser.py``), a drag then waits about one
+frame instead of about two. Several changes arriving before the scheduled redraw are drawn
+once, with the latest values. A change made by kernel code (a cell, a test, plain Python)
+redraws at once, so ``lab.state`` and the picture follow it before the next line runs.
+(The earlier attempt deferred every change, kernel-made ones too; under voila its redraws
+stopped after the first one. This one is checked in chromium with JupyterLab and voila by
+``tests/test_labs_in_browser.py`` and the latency benchmark.)
 
 In a saved notebook, the lab's output carries a PNG of its state when it was displayed beside the
 widget view, so GitHub, nbviewer, static HTML and an untrusted JupyterLab show the picture where
@@ -96,6 +105,7 @@ no kernel runs; a live frontend shows the widget.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import io
@@ -419,6 +429,14 @@ class LiveFigure:
         return encode_png(np.asarray(self.canvas.buffer_rgba()), PNG_COMPRESS_LEVEL)
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio loop running this code (the kernel's, in a widget handler), or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def _format(value: Any, spec: str | None) -> str:
     try:
         return format(value, spec or "")
@@ -532,6 +550,7 @@ class Lab(widgets.VBox):
         self._static_key = static_key
         self._sync_controls = sync_controls
         self._syncing = False
+        self._pending = False  # a redraw is scheduled on the kernel's loop (see _on_change)
         self.present = bool(present)
         if self.present:
             dpi = PRESENT_WIDTH_PX / figsize[0]
@@ -663,6 +682,7 @@ class Lab(widgets.VBox):
         """Apply the controls' values to the figure; show any error in ``errors``."""
         if self._syncing:  # a value set by sync_controls: the update under way draws it
             return
+        self._pending = False  # a scheduled redraw has nothing left to do
         try:
             if self._sync_controls is not None:
                 self._syncing = True
@@ -693,7 +713,18 @@ class Lab(widgets.VBox):
                 self.errors.outputs = ()
 
     def _on_change(self, change: dict) -> None:
-        self.update()
+        """Redraw now, or, for a move in the browser, right after the kernel reports idle."""
+        loop = _running_loop()
+        from_browser = "value" in getattr(change["owner"], "_property_lock", {})
+        if loop is None or not from_browser:
+            self.update()
+        elif not self._pending and not self._syncing:
+            self._pending = True
+            loop.call_soon(self._draw_pending)
+
+    def _draw_pending(self) -> None:
+        if self._pending:  # not drawn meanwhile by a direct update()
+            self.update()
 
     def render_naive(self) -> bytes:
         """Rebuild the figure from scratch and render it to PNG, as ``interact`` + inline does.
@@ -713,6 +744,8 @@ class Lab(widgets.VBox):
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return bundle
+        if self._pending:
+            self.update()
         mime = f"image/{self.live.image_format}"
         bundle[mime] = base64.b64encode(self.live.image.value).decode("ascii")
         bundle["text/plain"] = (
