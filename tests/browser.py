@@ -3,11 +3,13 @@ and voila, and driving a lab in chromium. Not a test file."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -38,6 +40,28 @@ VOILA_OPTIONS = (
     "--MappingKernelManager.cull_idle_timeout=600",
     "--MappingKernelManager.cull_interval=60",
 )
+#: Only for the tests: once the page has taken the kernel run ahead, voila would start another
+#: one a second later (for a next visitor) and run every lab again, competing with the test
+#: for the CPU. The page the test sees is served the same way either way.
+VOILA_TEST_OPTIONS = ("--VoilaKernelManager.fill_delay=3600",)
+#: Server extensions JupyterLab loads that no notebook page uses: language servers (they look
+#: for node and npm at start), terminals, voila's preview. jupytext's stays: it serves the
+#: notebook to a student who installed requirements.txt.
+JUPYTERLAB_UNUSED = ("jupyter_lsp", "jupyter_server_terminals", "voila.server_extension")
+
+#: Runs ``python -m MODULE`` with the package ``rfc3987_syntax`` marked absent. jsonschema
+#: imports it (if installed) to check "iri" string formats, which no Jupyter schema uses, and
+#: compiling its grammar cost ~3 s of CPU in every server (see tools/pytest_startup.py, which
+#: does the same for pytest). Nothing the servers serve changes.
+_RUN_MODULE = (
+    "import runpy, sys; sys.modules['rfc3987_syntax'] = None; "
+    "runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+)
+
+
+def jupyter_command(module: str, *args: str) -> list[str]:
+    """The command line of ``python -m module *args``, without the 3 s import (above)."""
+    return [sys.executable, "-c", _RUN_MODULE.format(module=module), *args]
 
 
 try:
@@ -110,6 +134,7 @@ def start_jupyterlab(
     for path in notebooks:
         shutil.copy(path, work / path.name)
     settings = {  # no news toast; render every cell (no windowing), so outputs stay in the page
+        # (the default, "contentVisibility", leaves cells out of view empty: no text, no picture)
         ("apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
         ("notebook-extension", "tracker"): {
             "windowingMode": "none",
@@ -120,14 +145,23 @@ def start_jupyterlab(
         folder = home / "settings" / "@jupyterlab" / extension
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{plugin}.jupyterlab-settings").write_text(json.dumps(values))
+    # No check whether JupyterLab's own bundle needs a rebuild: it runs node twice (1.6 s of CPU)
+    # when the page opens, and only matters to someone installing source extensions.
+    page_config = home / "config" / "labconfig" / "page_config.json"
+    page_config.parent.mkdir(parents=True)
+    page_config.write_text(json.dumps({"buildCheck": False, "buildAvailable": False}))
     port, token = free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(home / "rt")}
+    env = {
+        **os.environ,
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "JUPYTER_RUNTIME_DIR": str(home / "rt"),
+        "JUPYTER_CONFIG_PATH": os.pathsep.join(
+            filter(None, [str(home / "config"), os.environ.get("JUPYTER_CONFIG_PATH")])
+        ),
+    }
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "lab",
+        jupyter_command(
+            "jupyterlab",
             "--no-browser",
             f"--port={port}",
             "--ServerApp.ip=127.0.0.1",
@@ -137,7 +171,8 @@ def start_jupyterlab(
             "--allow-root",
             f"--LabApp.user_settings_dir={home / 'settings'}",
             f"--LabApp.workspaces_dir={home / 'workspaces'}",
-        ],
+            *(f"--ServerApp.jpserver_extensions={name}=False" for name in JUPYTERLAB_UNUSED),
+        ),
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -154,17 +189,17 @@ def start_voila(home: Path, notebook: Path, log: BinaryIO) -> tuple[subprocess.P
     port = free_port()
     env = {**os.environ, "JUPYTER_PLATFORM_DIRS": "1", "JUPYTER_RUNTIME_DIR": str(home / "vrt")}
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
+        jupyter_command(
             "voila",
             str(notebook),
             "--no-browser",
             f"--port={port}",
             "--Voila.ip=127.0.0.1",
             "--Voila.port_retries=0",
+            f"--Voila.connection_dir_root={home}",  # kernel files: in the (temporary) home
             *VOILA_OPTIONS,
-        ],
+            *VOILA_TEST_OPTIONS,
+        ),
         env=env,
         cwd=ROOT,
         stdout=log,
@@ -173,13 +208,34 @@ def start_voila(home: Path, notebook: Path, log: BinaryIO) -> tuple[subprocess.P
     return proc, f"http://127.0.0.1:{port}/"
 
 
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
+def children(pid: int) -> list[int]:
+    """The process ids of ``pid``'s children (Linux; elsewhere none are found)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):  # the thread ended meanwhile
+            found += [int(child) for child in task.read_text().split()]
+    return found
+
+
+def stop(*procs: subprocess.Popen) -> None:
+    """Kill Jupyter servers and every kernel they started, at once.
+
+    Asked politely (SIGTERM), a server asks each kernel to shut down and waits for it: 1.6 s
+    with an idle kernel, 5 s and more with a busy one. The servers started here keep all their
+    files in the temporary home given to them and have nothing to save: kill them, then their
+    kernels (each kernel leads its own process group), so that none is left behind.
+    """
+    kernels = [pid for proc in procs for pid in children(proc.pid)]
+    for proc in procs:
         proc.kill()
-        proc.wait(timeout=5)
+    for pid in kernels:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:  # it leads no group of its own (or has ended already)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    for proc in procs:
+        proc.wait(timeout=10)
 
 
 PICTURE_CHANGED = """([lab, before]) => {

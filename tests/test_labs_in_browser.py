@@ -72,35 +72,30 @@ def browser_tools() -> None:
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
-    """JupyterLab (a copy of the student notebook) and voila (the lab bench), started together.
+    """JupyterLab (a copy of the student notebook), voila (the lab bench) and chromium, all
+    started together.
 
-    Yields {"lab": (base url, token), "voila": page url}.
+    Yields {"lab": (base url, token), "voila": page url, "browser": chromium}.
     """
     home = tmp_path_factory.mktemp("servers")
     with (home / "jupyterlab.log").open("wb") as lab_log, (home / "voila.log").open("wb") as log:
         lab_proc, base, token = start_jupyterlab(home, [STUDENT_NOTEBOOK], lab_log)
         voila_proc, voila_url = start_voila(home, BENCH, log)
         try:
-            deadline = time.monotonic() + 60
-            status = f"{base}/api/status?token={token}"
-            wait_until_serving(lab_proc, status, home / "jupyterlab.log", deadline)
-            wait_until_listening(voila_proc, voila_url, home / "voila.log", deadline)
-            yield {"lab": (base, token), "voila": voila_url}
+            with sync_playwright() as playwright:
+                chromium = playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), args=LAUNCH_ARGS
+                )
+                try:
+                    deadline = time.monotonic() + 60
+                    status = f"{base}/api/status?token={token}"
+                    wait_until_serving(lab_proc, status, home / "jupyterlab.log", deadline)
+                    wait_until_listening(voila_proc, voila_url, home / "voila.log", deadline)
+                    yield {"lab": (base, token), "voila": voila_url, "browser": chromium}
+                finally:
+                    chromium.close()
         finally:
-            for proc in (voila_proc, lab_proc):
-                proc.terminate()
-            stop(voila_proc)
-            stop(lab_proc)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+            stop(voila_proc, lab_proc)
 
 
 # Bounding boxes of every part of every control row of a lab, measured in the page: the row,
@@ -186,12 +181,12 @@ def check_control_layout(page, lab, name: str, width: int) -> list[str]:
     return faults
 
 
-def test_a_lab_notebook_in_jupyterlab_as_a_student_sees_it(servers, browser) -> None:
+def test_a_lab_notebook_in_jupyterlab_as_a_student_sees_it(servers) -> None:
     """The stored picture shows before anything runs; Run All; every control moves the picture;
     the controls read cleanly at a laptop's and a projector's width."""
     base, token = servers["lab"]
     name = STUDENT_NOTEBOOK.stem
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = servers["browser"].new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(str(err)))
     try:
@@ -243,9 +238,9 @@ MEASURE_PRESENT = """lab => {
 
 
 def test_lab_bench_under_voila_every_lab_at_present_size_and_every_control_moves_it(
-    servers, browser
+    servers,
 ) -> None:
-    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    page = servers["browser"].new_page(viewport={"width": 1920, "height": 1080})
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(str(err)))
     try:
