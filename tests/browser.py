@@ -65,7 +65,7 @@ def jupyter_command(module: str, *args: str) -> list[str]:
 
 
 try:
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: F401 (benchmarks)
     from playwright.sync_api import sync_playwright
 except ImportError:  # pragma: no cover - depends on the environment
     sync_playwright = None
@@ -180,6 +180,25 @@ def start_jupyterlab(
     return proc, f"http://127.0.0.1:{port}", token
 
 
+def open_session(base: str, token: str, notebook: str) -> None:
+    """Start ``notebook``'s kernel on the server, as JupyterLab does when it opens the notebook
+    (POST /api/sessions), so that the kernel starts while the page loads.
+
+    The page then joins this session. Left to start its own kernel, JupyterLab on a busy machine
+    sometimes replaced that kernel while the page connected, and a Run All clicked meanwhile was
+    lost (the cells stayed unrun).
+    """
+    body = {"path": notebook, "type": "notebook", "name": notebook, "kernel": {"name": "python3"}}
+    request = urllib.request.Request(
+        f"{base}/api/sessions",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30):
+        pass
+
+
 def start_voila(home: Path, notebook: Path, log: BinaryIO) -> tuple[subprocess.Popen, str]:
     """Start (not wait for) voila serving ``notebook``, its kernel run ahead (preheated).
 
@@ -238,10 +257,22 @@ def stop(*procs: subprocess.Popen) -> None:
         proc.wait(timeout=10)
 
 
-PICTURE_CHANGED = """([lab, before]) => {
-    const img = lab.querySelector('img');
-    return img && img.src && img.src !== before ? img.src : false;
-}"""
+#: Resolves with the lab's picture (``img`` src) once it differs from ``before``, or with null
+#: after ``ms``. It wakes on the page's own changes (a MutationObserver), not on a timer or on
+#: every animation frame: no wait for the next poll, no frames drawn only to poll.
+PICTURE_CHANGED = """(lab, [before, ms]) => new Promise(resolve => {
+    const changed = () => {
+        const img = lab.querySelector('img');
+        return img && img.src && img.src !== before ? img.src : null;
+    };
+    let timer = null;
+    const observer = new MutationObserver(() => changed() && done(changed()));
+    const done = value => { observer.disconnect(); clearTimeout(timer); resolve(value); };
+    observer.observe(lab, {subtree: true, childList: true, attributes: true,
+                           attributeFilter: ['src']});
+    timer = setTimeout(() => done(null), ms);
+    if (changed()) done(changed());
+})"""
 
 
 def picture(lab) -> str:
@@ -249,17 +280,11 @@ def picture(lab) -> str:
 
 
 def new_picture(lab, before: str, what: str, timeout: float = 5.0) -> str:
-    """Wait (polling every animation frame) until the lab's picture differs from ``before``."""
-    try:
-        handle = lab.page.wait_for_function(
-            PICTURE_CHANGED,
-            arg=[lab.element_handle(), before],
-            polling="raf",
-            timeout=timeout * 1000,
-        )
-    except PlaywrightTimeout:
+    """Wait until the lab's picture differs from ``before``; return the new one."""
+    shown = lab.evaluate(PICTURE_CHANGED, [before, timeout * 1000])
+    if not shown:
         pytest.fail(f"the lab's picture did not change after {what} (waited {timeout} s)")
-    return handle.json_value()
+    return shown
 
 
 def is_active(button) -> bool:
