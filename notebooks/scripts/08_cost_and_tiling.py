@@ -163,7 +163,7 @@ for T in (2048, 8192):
 # Two precautions make the measurement fair on a busy machine. We read
 # `time.process_time()`, the processor time *our* program used, rather than a wall clock, which
 # would also count the moments other programs had the processor. And we keep the fastest of
-# three runs per size, with the sizes interleaved.
+# five runs per size, with the sizes interleaved.
 
 # %%
 import math
@@ -191,7 +191,7 @@ methods = {
 # %%
 # NBVAL_IGNORE_OUTPUT
 seconds = {name: np.full(len(sizes), np.inf) for name in methods}
-for _ in range(3):
+for _ in range(5):
     for i, T in enumerate(sizes):
         for name, method in methods.items():
             start = time.process_time()
@@ -226,21 +226,15 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# The slope is the exponent $p$; we fit it by least squares on the logarithms. The step from
+# The slope is the exponent $p$; we fit it by least squares on the logarithms. (The step from
 # 256 to 512 is often steeper than 4x: a $256 \times 256$ float32 matrix, 256 KiB, fits in the
-# processor's cache, a larger one travels to and from main memory, which costs more per entry.
-# That step measures the cache, not the algorithm, so we fit the slope on the sizes beyond it,
-# 512 to 2048, where every method works from main memory.
+# processor's cache, a larger one travels to and from main memory, which costs more per entry.)
 # The fitted values change a little from run to run, so what the notebook checks is a
 # tolerance: an exponent near 1 or near 3 would fail it.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-beyond_cache = sizes >= 512
-exponents = {
-    name: np.polyfit(np.log(sizes[beyond_cache]), np.log(secs[beyond_cache]), 1)[0]
-    for name, secs in seconds.items()
-}
+exponents = {name: np.polyfit(np.log(sizes), np.log(secs), 1)[0] for name, secs in seconds.items()}
 for name, p in exponents.items():
     print(f"{name}: fitted exponent p = {p:.2f}")
 
