@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import nbformat
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -107,7 +108,7 @@ def run_all(page, tries: int = 3) -> None:
         try:
             page.locator(".attnlib-present img").wait_for(timeout=30_000)
             return
-        except bt.PlaywrightTimeout:
+        except PlaywrightTimeout:
             if attempt == tries - 1:
                 raise
 
