@@ -28,8 +28,8 @@ def shared_lab():
 
 @pytest.fixture
 def lab(shared_lab):
-    """The module's lab with its controls back at their defaults (each lab draws its curves once
-    per query: shared, every background is drawn once for the whole module)."""
+    """The module's lab with its controls back at their defaults (building one costs a full
+    draw of the figure: shared, that is done once for the whole module)."""
     for name, value in DEFAULTS.items():
         shared_lab.controls[name].value = value
     assert shared_lab.values() == DEFAULTS and shared_lab.last_error is None
@@ -180,8 +180,8 @@ def test_jacobian_panel_is_log_scaled_and_shows_every_curve_point(lab) -> None:
 
 
 def test_the_picture_after_query_and_d_k_moves_equals_a_full_redraw(lab) -> None:
-    # The curves are static (one cached background per query): the cache must not go stale.
-    # (The shared lab has cached the backgrounds of earlier tests too: all must be current.)
+    # Partial redraws after query and d_k moves (the curves are animated) must leave exactly
+    # the picture a full redraw makes.
     for query, d_k in ((3, 256), (0, 4), (3, 1024)):
         lab.controls["query"].value = query
         lab.controls["d_k"].value = d_k
