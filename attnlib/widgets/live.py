@@ -86,19 +86,20 @@ size; present mode needs nothing more from it.
 Felt latency. The browser coalesces a drag by itself: ipywidgets' message throttle keeps one
 change of a control in flight and holds back newer values until the kernel reports "idle" for
 it, then sends only the latest. The kernel says "idle" when its handler of the change returns.
-So a change that comes *from the browser* (the control's ``_property_lock`` holds the value,
-and the kernel's asyncio loop is running) is drawn just after that handler returns
+So a change that comes *from the browser* (the control's ``_property_lock`` holds the value, and
+the kernel's asyncio loop is running) is drawn just after that handler returns
 (``loop.call_soon``): the browser learns at once that the kernel has taken the value and sends
 the next one while this frame is drawn and travels, instead of one full round trip later.
-Measured in headless chromium (``benchmarks/lab_latency_in_browser.py``, 2026-11-30, shared
-2-core machine), voila drags went from 116 to 87 ms median (notebook size) and 112 to 57 ms
-(present size); in JupyterLab, whose page spends longer on each kernel message, drags did not
-measurably change. Several changes arriving before the scheduled redraw are drawn once, with
-the latest values. A change made by kernel code (a cell, a test, plain Python)
-redraws at once, so ``lab.state`` and the picture follow it before the next line runs.
-(The earlier attempt deferred every change, kernel-made ones too; under voila its redraws
-stopped after the first one. This one is checked in chromium with JupyterLab and voila by
-``tests/test_labs_in_browser.py`` and the latency benchmark.)
+Measured in headless chromium (``benchmarks/lab_latency_in_browser.py``, 2026-11-30, a busy
+shared 2-core machine): present-size drags under voila went from 112-158 ms median to 56-106 ms
+(same-window comparisons with the old code); notebook-size drags and everything in JupyterLab,
+whose page spends longer on each kernel message, changed less than the run-to-run noise. Several
+changes arriving before the scheduled redraw are drawn once, with the latest values. A change
+made by kernel code (a cell, a test, plain Python) redraws at once, so ``lab.state`` and the
+picture follow it before the next line runs. (The earlier attempt deferred every change,
+kernel-made ones too; under voila its redraws stopped after the first one. This one is checked
+in chromium with JupyterLab and voila by ``tests/test_labs_in_browser.py`` and the latency
+benchmark.)
 
 In a saved notebook, the lab's output carries a PNG of its state when it was displayed beside the
 widget view, so GitHub, nbviewer, static HTML and an untrusted JupyterLab show the picture where
