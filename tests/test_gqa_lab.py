@@ -192,3 +192,24 @@ def test_an_unoffered_head_count_or_context_raises_listing_the_choices() -> None
     with pytest.raises(ValueError, match=r"n_tokens must be one of \(512, 1024"):
         gqa_lab(n_tokens=1000)
     assert TOKEN_COUNTS[0] == 512 and TOKEN_COUNTS[-1] == 131072
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["notebook", "present"])
+def test_the_80_gb_line_cuts_no_size_label(present: bool) -> None:
+    # MHA caches of 16 to 96 GiB: bars that end just left (or right) of the line.
+    from attnlib.widgets.heads import _ACCELERATOR
+
+    lab = gqa_lab(present=present)
+    sizes = lab.view["sizes"]
+    ax = sizes.collection.axes
+    points_to_pixels = lab.live.figure.dpi / 72
+    lab.controls["n_tokens"].value = TOKEN_COUNTS[-1]
+    for n_heads in (8, 12, 16, 24, 32, 48):
+        lab.controls["n_heads"].value = n_heads
+        lab.controls["n_kv_heads"].value = n_heads
+        line_x = ax.transData.transform((_ACCELERATOR, 0))[0]
+        offsets = ax.transData.transform(sizes.collection.get_offsets())
+        for text, path, (x, _) in zip(sizes.texts, sizes.collection.get_paths(), offsets):
+            extents = path.get_extents()
+            left, right = x + extents.x0 * points_to_pixels, x + extents.x1 * points_to_pixels
+            assert not left - 2 < line_x < right + 2, (n_heads, text)

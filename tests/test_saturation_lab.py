@@ -188,3 +188,41 @@ def test_the_picture_after_query_and_d_k_moves_equals_a_full_redraw(lab) -> None
     cached = lab.live.image.value
     lab.live.refresh(full=True)
     assert cached == lab.live.image.value
+
+
+# --- the picture reads cleanly at both sizes ----------------------------------------------------
+
+
+def drawn_tick_labels(ax, axis: str) -> list:
+    """The tick labels a draw shows on ``axis`` ("x" or "y"): those of ticks inside the limits."""
+    low, high = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+    ticks = ax.get_xticks() if axis == "x" else ax.get_yticks()
+    labels = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
+    return [label for tick, label in zip(ticks, labels) if low <= tick <= high]
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["notebook", "present"])
+def sized_lab(request):
+    return saturation_lab(present=request.param)
+
+
+def test_jacobian_tick_labels_stay_below_the_panels_title(sized_lab) -> None:
+    lab = sized_lab
+    ax = lab.view["jacobian"][0].axes
+    renderer = lab.live.canvas.get_renderer()
+    title = ax.title.get_window_extent(renderer)
+    labels = drawn_tick_labels(ax, "y")
+    assert len(labels) >= 4
+    for label in labels:  # below the title's line: "10^0" beside it read as part of it
+        assert label.get_window_extent(renderer).y1 < title.y0, label.get_text()
+
+
+def test_every_tick_label_lies_inside_the_picture(sized_lab) -> None:
+    lab = sized_lab
+    renderer = lab.live.canvas.get_renderer()
+    picture = lab.live.figure.bbox
+    for ax in lab.live.figure.axes:
+        for label in drawn_tick_labels(ax, "x") + drawn_tick_labels(ax, "y"):
+            box = label.get_window_extent(renderer)
+            assert picture.x0 <= box.x0 and box.x1 <= picture.x1, (label.get_text(), box.bounds)
+            assert picture.y0 <= box.y0 and box.y1 <= picture.y1, (label.get_text(), box.bounds)

@@ -241,3 +241,38 @@ def test_values_of_one_coordinate_cannot_be_drawn_in_the_plane() -> None:
 def test_step_below_one_raises() -> None:
     with pytest.raises(ValueError, match="step must be >= 1; got step=0"):
         tiling_state(Q, K, V, step=0)
+
+
+# --- the outputs panel reads cleanly at both sizes ----------------------------------------------
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["notebook", "present"])
+def sized_lab(request):
+    return tiling_lab(present=request.param)
+
+
+def test_outputs_panel_tick_labels_do_not_touch(sized_lab) -> None:
+    ax = sized_lab.view["dots"].axes
+    renderer = sized_lab.live.canvas.get_renderer()
+    for ticks, labels, limits in (
+        (ax.get_xticks(), ax.get_xticklabels(), ax.get_xlim()),
+        (ax.get_yticks(), ax.get_yticklabels(), ax.get_ylim()),
+    ):
+        shown = [lab.get_window_extent(renderer) for t, lab in zip(ticks, labels)
+                 if limits[0] <= t <= limits[1]]  # fmt: skip
+        assert len(shown) >= 3
+        for a, b in zip(shown, shown[1:]):
+            assert not a.padded(2).overlaps(b), (a.bounds, b.bounds)
+
+
+def test_every_value_label_shown_lies_inside_the_outputs_panel(sized_lab) -> None:
+    ax = sized_lab.view["dots"].axes
+    renderer = sized_lab.live.canvas.get_renderer()
+    panel = ax.get_window_extent(renderer)
+    (x_low, x_high), (y_low, y_high) = ax.get_xlim(), ax.get_ylim()
+    shown = [a for a in ax.texts if x_low <= a.xy[0] <= x_high and y_low <= a.xy[1] <= y_high]
+    assert len(shown) >= 5
+    for label in shown:
+        box = label.get_window_extent(renderer)
+        assert panel.x0 <= box.x0 and box.x1 <= panel.x1, (label.get_text(), box.bounds)
+        assert panel.y0 <= box.y0 and box.y1 <= panel.y1, (label.get_text(), box.bounds)

@@ -55,6 +55,9 @@ MODEL: dict[str, Any] = {"n_layers": 32, "d_head": 128, "dtype": "float16"}
 _X_MIN, _X_MAX = 2.0**20, 2.0**40  # the memory axis, 1 MiB .. 1 TiB
 _ACCELERATOR = 80e9  # bytes: the memory of one large (80 GB) accelerator, for scale
 _ROWS = ("MHA", "this", "MQA")  # bar order, top to bottom
+#: How far a size label reaches along the memory axis, in octaves (factors of 2): "128 GiB" takes
+#: 1.8 at notebook size and 2.0 at projector size.
+_LABEL_OCTAVES = 2.1
 
 
 def divisors(n: int) -> list[int]:
@@ -197,9 +200,12 @@ def update_gqa_view(
     for name, total in zip(_ROWS, totals):
         view["bars"][name].set_width(total - _X_MIN)
     centres = [bar.get_y() + bar.get_height() / 2 for bar in view["bars"].values()]
+    # Each size just right of its bar; one the 80 GB line would cut goes right of the line.
+    starts = [total * 1.15 for total in totals]
+    starts = [_ACCELERATOR * 1.1 if x < _ACCELERATOR < x * 2**_LABEL_OCTAVES else x for x in starts]
     view["sizes"].set(
         [format_bytes(total) for total in totals],
-        [(total * 1.15, y - 0.11) for total, y in zip(totals, centres)],
+        [(x, y - 0.11) for x, y in zip(starts, centres)],
     )
 
     group = state["group"]

@@ -142,7 +142,7 @@ def _jacobian_floor(queries: np.ndarray, keys: np.ndarray) -> float:
 def _make_view(n_tokens: int, jacobian_floor: float):
     def make_view(fig: Figure):
         ax_w, ax_h, ax_j = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.1, 1, 1]})
-        fig.subplots_adjust(left=0.06, right=0.99, bottom=0.17, top=0.88, wspace=0.32)
+        fig.subplots_adjust(left=0.06, right=0.975, bottom=0.17, top=0.88, wspace=0.32)
         bars = ax_w.bar(range(n_tokens), np.full(n_tokens, 1 / n_tokens), color="tab:blue")
         ax_w.set_ylim(0, 1.05)
         ax_w.set_xticks(range(n_tokens))
@@ -174,8 +174,13 @@ def _make_view(n_tokens: int, jacobian_floor: float):
         ax_h.set_ylim(-0.03 * top * 1.1, top * 1.1)
         ax_h.axhline(top, color="0.6", lw=0.8, ls=":")
         # ||J||_F runs from ~0.4 down to 1e-10 and below: only a log axis tells 1e-3 from 1e-13.
+        # The top is a decade above the largest norm and the ticks every five decades from
+        # 10^0 down: no tick label sits on the panel's top edge, where it would reach into the
+        # title (and the curves' first points stay clear of the frame).
         ax_j.set_yscale("log")
-        ax_j.set_ylim(jacobian_floor, 1.0)
+        ax_j.set_ylim(jacobian_floor, 10.0)
+        ax_j.set_yticks(10.0 ** np.arange(0, np.log10(jacobian_floor), -5))
+        ax_j.minorticks_off()
         ax_j.legend(loc="lower left", fontsize=8, frameon=False)
         return view, animated
 

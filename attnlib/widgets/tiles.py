@@ -25,6 +25,7 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.colors import Normalize, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
 from numpy.typing import ArrayLike
 
 from .._validation import check_int
@@ -49,6 +50,10 @@ BLOCK_SIZES: tuple[int, ...] = (2, 3, 4, 6)
 
 _CMAP = colormaps["RdBu_r"]
 _MASKED_RGBA = (0.80, 0.80, 0.80, 1.0)
+#: Value labels in the outputs panel flip to the left of (below) their point within this
+#: fraction of the panel's width (height) from its right (top) edge: room for a label and its
+#: offset at notebook and projector size.
+_LABEL_ROOM = 0.1
 _ROW_COLOURS = np.array([to_rgba(c) for c in colormaps["tab10"].colors])
 
 
@@ -254,10 +259,24 @@ def _make_view(
     ax_o.set_ylim(lo[1] - pad, hi[1] + pad)
     ax_o.scatter(V[:, 0], V[:, 1], s=14, color="lightgray", zorder=1)
     for j, (x, y) in enumerate(V):
+        # Up and to the right of its point, unless that would cross the panel's right or top
+        # edge: there the label goes to the left or below (every label stays inside the panel).
+        left = x > hi[0] + pad - _LABEL_ROOM * (hi[0] - lo[0] + 2 * pad)
+        below = y > hi[1] + pad - _LABEL_ROOM * (hi[1] - lo[1] + 2 * pad)
         ax_o.annotate(
-            str(j), (x, y), xytext=(3, 2), textcoords="offset points", fontsize=7, color="gray"
+            str(j),
+            (x, y),
+            xytext=(-3 if left else 3, -2 if below else 2),
+            textcoords="offset points",
+            ha="right" if left else "left",
+            va="top" if below else "baseline",
+            fontsize=7,
+            color="gray",
         )
     ax_o.tick_params(labelsize=7)
+    # At most five ticks an axis: nine (every 0.2) ran together at projector size.
+    ax_o.xaxis.set_major_locator(MaxNLocator(nbins=4))
+    ax_o.yaxis.set_major_locator(MaxNLocator(nbins=5))
     ax_o.set_xlabel("output coordinate 1", fontsize=8)
     ax_o.set_ylabel("output coordinate 2", fontsize=8, labelpad=1)
     ax_o.set_title(
