@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -94,32 +95,36 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_until_serving(proc: subprocess.Popen, url: str, log: Path, deadline: float) -> None:
-    """Return once ``url`` answers; fail with the server's log if it exits or time runs out."""
+def wait_until(
+    ready: Callable[[], object], proc: subprocess.Popen, url: str, log: Path, deadline: float
+) -> None:
+    """Return once ``ready()`` stops raising OSError; fail with the server's log if the server
+    exits or time runs out."""
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                tail = log.read_text(errors="replace")[-2000:]
-                pytest.fail(f"{url} did not come up (exit code {proc.poll()}):\n{tail}")
-            time.sleep(0.1)
-
-
-def wait_until_listening(proc: subprocess.Popen, url: str, log: Path, deadline: float) -> None:
-    """Return once the port of ``url`` accepts connections (voila's page itself waits for its
-    preheated kernel, so asking for it would block)."""
-    port = int(url.rsplit(":", 1)[1].strip("/"))
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            ready()
             return
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 tail = log.read_text(errors="replace")[-2000:]
                 pytest.fail(f"{url} did not come up (exit code {proc.poll()}):\n{tail}")
             time.sleep(0.1)
+
+
+def wait_until_serving(proc: subprocess.Popen, url: str, log: Path, deadline: float) -> None:
+    """Return once ``url`` answers."""
+    wait_until(lambda: urllib.request.urlopen(url, timeout=2).close(), proc, url, log, deadline)
+
+
+def wait_until_listening(proc: subprocess.Popen, url: str, log: Path, deadline: float) -> None:
+    """Return once the port of ``url`` accepts connections (voila's page itself waits for its
+    preheated kernel, so asking for it would block)."""
+    port = int(url.rsplit(":", 1)[1].strip("/"))
+
+    def connect() -> None:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+    wait_until(connect, proc, url, log, deadline)
 
 
 def start_jupyterlab(

@@ -174,6 +174,19 @@ def _set_tokens(view: dict[str, Any], tokens: tuple[str, ...]) -> None:
     view["tokens"] = tokens
 
 
+def _check_layer_head(layer: Any, head: Any, weights: np.ndarray) -> tuple[int, int]:
+    """``layer`` and ``head`` as ints inside ``weights``' (n_layers, n_heads, T, T), or raise."""
+    n_layers, n_heads = weights.shape[:2]
+    layer = check_int(layer, "layer", minimum=0)
+    head = check_int(head, "head", minimum=0)
+    if layer >= n_layers or head >= n_heads:
+        raise ValueError(
+            f"layer must be in [0, {n_layers - 1}] and head in [0, {n_heads - 1}]; got"
+            f" layer={layer}, head={head}"
+        )
+    return layer, head
+
+
 def update_trained_view(
     view: dict[str, Any],
     *,
@@ -206,14 +219,7 @@ def update_trained_view(
         ``(index, token, weight)``) and ``entropy`` (of the row, in nats).
     """
     tokens, all_weights = cache(sentence)
-    n_layers, n_heads = all_weights.shape[:2]
-    layer = check_int(layer, "layer", minimum=0)
-    head = check_int(head, "head", minimum=0)
-    if layer >= n_layers or head >= n_heads:
-        raise ValueError(
-            f"layer must be in [0, {n_layers - 1}] and head in [0, {n_heads - 1}]; got"
-            f" layer={layer}, head={head}"
-        )
+    layer, head = _check_layer_head(layer, head, all_weights)
     T = len(tokens)
     token = min(check_int(token, "token", minimum=0), T - 1)
     weights = all_weights[layer, head]
@@ -308,14 +314,8 @@ def trained_attention_lab(
         model = load_minilm()
     cache = AttentionCache(model)
     tokens, weights = cache(sentence)
+    layer, head = _check_layer_head(layer, head, weights)
     n_layers, n_heads = weights.shape[:2]
-    layer = check_int(layer, "layer", minimum=0)
-    head = check_int(head, "head", minimum=0)
-    if layer >= n_layers or head >= n_heads:
-        raise ValueError(
-            f"layer must be in [0, {n_layers - 1}] and head in [0, {n_heads - 1}]; got"
-            f" layer={layer}, head={head}"
-        )
     if isinstance(token, str):
         token = tokens.index(token) if token in tokens else min(1, len(tokens) - 1)
     elif token is None:

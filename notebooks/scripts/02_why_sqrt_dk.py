@@ -52,7 +52,7 @@ from attnlib import sample_dot_products, softmax, softmax_jacobian
 np.set_printoptions(precision=4, suppress=True)
 SEED = 1706  # arXiv 1706.03762, "Attention Is All You Need"
 rng = np.random.default_rng(SEED)
-N_PAIRS = 200_000  # draws for the quick checks of steps 1-2 and the σ table
+N_PAIRS = 200_000  # draws for steps 1-2, the by-hand d_k = 16 check and the σ table
 N_SWEEP = 50_000  # 200_000 reproduces the text's sample size: 4x the time, half the error
 
 # %% [markdown]
