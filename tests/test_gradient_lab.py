@@ -166,3 +166,43 @@ def test_gradients_below_the_axis_floor_are_drawn_on_the_floor(lab) -> None:
 def test_lab_rejects_a_start_off_its_controls(kwargs, message) -> None:
     with pytest.raises(ValueError, match=message):
         gradient_lab(**kwargs)
+
+
+# --- the picture at both sizes ----------------------------------------------------------------
+
+#: The smallest text a lab picture may have at notebook size, in pixels.
+NOTEBOOK_MIN_TEXT_PX = 9.5
+
+
+def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:
+    assert lab.smallest_text_px() >= NOTEBOOK_MIN_TEXT_PX
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["notebook", "present"])
+def sized_lab(request):
+    return gradient_lab(present=request.param)
+
+
+def test_step_markers_are_drawn_whole_inside_their_panels_at_every_step(sized_lab, runs) -> None:
+    # at step 0, at each curve's largest value and on the gradient axis' floor alike
+    renderer = sized_lab.live.canvas.get_renderer()
+    px_per_pt = sized_lab.live.figure.dpi / 72
+    steps = np.arange(LAB_STEPS + 1)
+    for key, column in (("loss", "loss"), ("grad", "score_grad_median")):
+        marker = sized_lab.view["lines"][key][2]
+        ax = marker.axes
+        panel = ax.get_window_extent(renderer)
+        radius = (marker.get_markersize() + marker.get_markeredgewidth()) / 2 * px_per_pt
+        low = 1e-12 if key == "grad" else -np.inf
+        for run in runs.values():
+            ys = np.maximum(run[column], low)
+            for x, y in ax.transData.transform(np.column_stack([steps, ys])):
+                assert panel.x0 + radius <= x <= panel.x1 - radius, (key, x, panel.bounds)
+                assert panel.y0 + radius <= y <= panel.y1 - radius, (key, y, panel.bounds)
+
+
+def test_the_gradient_floor_tick_says_smaller_norms_are_drawn_there(lab) -> None:
+    ax = lab.view["lines"]["grad"][0].axes
+    labels = {tick: label.get_text() for tick, label in zip(ax.get_yticks(), ax.get_yticklabels())}
+    assert labels[1e-12] == r"$\leq\mathdefault{10^{-12}}$"
+    assert labels[1e-2] == r"$\mathdefault{10^{-2}}$"

@@ -14,6 +14,7 @@ from attnlib.widgets.tiles import (
     tiling_caption,
     tiling_example,
     tiling_lab,
+    tiling_schedule,
     tiling_state,
 )
 
@@ -276,3 +277,56 @@ def test_every_value_label_shown_lies_inside_the_outputs_panel(sized_lab) -> Non
         box = label.get_window_extent(renderer)
         assert panel.x0 <= box.x0 and box.x1 <= panel.x1, (label.get_text(), box.bounds)
         assert panel.y0 <= box.y0 and box.y1 <= panel.y1, (label.get_text(), box.bounds)
+
+
+# --- every text reads and every point shows -----------------------------------------------------
+
+#: The smallest text a lab picture may have at notebook size, in pixels (7 px did not read).
+NOTEBOOK_MIN_TEXT_PX = 9.5
+
+
+def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:
+    assert lab.smallest_text_px() >= NOTEBOOK_MIN_TEXT_PX
+
+
+def every_output_the_lab_can_draw() -> np.ndarray:
+    """Every partial and exact output of every block size and mask: (n, 2)."""
+    points = []
+    for block_size in BLOCK_SIZES:
+        for causal in (False, True):
+            schedule = tiling_schedule(Q, K, V, block_size=block_size, causal=causal)
+            points += [step.output for step in schedule["steps"]] + [schedule["exact"]]
+    return np.concatenate(points)[:, :2]
+
+
+def test_every_value_and_output_is_drawn_whole_inside_the_outputs_panel(sized_lab) -> None:
+    view = sized_lab.view
+    ax = view["dots"].axes
+    px_per_pt = sized_lab.live.figure.dpi / 72
+    panel = ax.get_window_extent(sized_lab.live.canvas.get_renderer())
+    value_radius = view["seen_values"].get_markersize() / 2 * px_per_pt
+    # the largest marker an output gets: the exact output's open circle
+    targets = view["targets"]
+    output_radius = (np.sqrt(targets.get_sizes()[0]) + targets.get_linewidths()[0]) / 2 * px_per_pt
+    for points, radius in (
+        (view["V"], value_radius),
+        (every_output_the_lab_can_draw(), output_radius),
+    ):
+        for x, y in ax.transData.transform(points):
+            assert panel.x0 + radius <= x <= panel.x1 - radius, (x, y, panel.bounds)
+            assert panel.y0 + radius <= y <= panel.y1 - radius, (x, y, panel.bounds)
+
+
+def test_value_labels_touch_no_other_label_and_no_other_value(sized_lab) -> None:
+    view = sized_lab.view
+    ax = view["dots"].axes
+    renderer = sized_lab.live.canvas.get_renderer()
+    labels = [text for text in ax.texts if text.get_text().isdigit()]
+    assert [int(text.get_text()) for text in labels] == list(range(T))
+    boxes = [text.get_window_extent(renderer).padded(2) for text in labels]
+    points = ax.transData.transform(view["V"])
+    for j, box in enumerate(boxes):
+        for i, other in enumerate(boxes[j + 1 :], start=j + 1):
+            assert not box.overlaps(other), (j, i)
+        for i, (x, y) in enumerate(points):
+            assert i == j or not box.contains(x, y), (j, i)

@@ -20,6 +20,7 @@ from typing import Any
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation
 
 from .._validation import check_int
 from ..retrieval import retrieval_problem, train_retrieval
@@ -41,8 +42,13 @@ D_K_OPTIONS: tuple[int, ...] = (4, 16, 64, 256)
 LAB_LR = 0.03
 #: The number of training steps of every run.
 LAB_STEPS = 150
-#: The gradient axis starts here; smaller norms are drawn on its floor.
+#: Smaller gradient norms are drawn at this value, whose tick reads "<= 10^-12".
 _GRAD_FLOOR = 1e-12
+#: Room beyond the data on every side of the two curve panels, as a fraction of the x range
+#: (and of the loss range, and in decades on the log axis), so that the step marker (9 pt
+#: across) is whole at step 0, at the largest value and on the floor.
+_MARGIN = 0.04
+_LOG_MARGIN_DECADES = 0.5
 
 
 def training_runs(
@@ -138,10 +144,21 @@ def gradient_state(
     }
 
 
+_LOG_TICK = LogFormatterSciNotation()
+
+
+def _grad_tick(value: float, position: int | None) -> str:
+    """Log-axis tick labels (10^k), the floor's as "<= 10^k": smaller norms are drawn there."""
+    if np.isclose(value, _GRAD_FLOOR, rtol=1e-6, atol=0):
+        return rf"$\leq\mathdefault{{10^{{{round(np.log10(_GRAD_FLOOR))}}}}}$"
+    return _LOG_TICK(value, position)
+
+
 def _make_view(runs: dict, n_steps: int):
     n = next(iter(runs.values()))["weights"].shape[-1]
-    loss_top = 1.05 * max(float(run["loss"].max()) for run in runs.values())
-    grad_top = 2.0 * max(float(run["score_grad_median"].max()) for run in runs.values())
+    loss_max = max(float(run["loss"].max()) for run in runs.values())
+    grad_max = max(float(run["score_grad_median"].max()) for run in runs.values())
+    room = 10**_LOG_MARGIN_DECADES
 
     def make_view(fig: Figure):
         ax_loss, ax_grad, ax_w = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.15, 1.15, 0.8]})
@@ -152,7 +169,7 @@ def _make_view(runs: dict, n_steps: int):
             (ax_loss, "loss", "loss"),
             (ax_grad, "grad", "gradient reaching the scores (median query)"),
         ):
-            ax.set_xlim(0, n_steps)
+            ax.set_xlim(-_MARGIN * n_steps, (1 + _MARGIN) * n_steps)
             ax.set_xlabel("training step")
             ax.set_title(title, fontsize=10)
             (scaled_line,) = ax.plot(steps, np.ones(n_steps + 1), color="tab:blue", label="scaled")
@@ -162,10 +179,12 @@ def _make_view(runs: dict, n_steps: int):
             (marker,) = ax.plot([0], [1], "o", ms=9, mfc="none", mec="black", mew=1.5)
             cursor = ax.axvline(0, color="0.5", lw=0.8)
             lines[key] = (scaled_line, raw_line, marker, cursor)
-        ax_loss.set_ylim(0, loss_top)
+        ax_loss.set_ylim(-_MARGIN * loss_max, (1 + _MARGIN) * loss_max)
         ax_grad.set_yscale("log")
-        ax_grad.set_ylim(_GRAD_FLOOR, grad_top)
-        ax_loss.legend(loc="center right", fontsize=8, frameon=False)
+        ax_grad.set_ylim(_GRAD_FLOOR / room, grad_max * room)
+        # the floor's tick says that smaller norms are drawn there
+        ax_grad.yaxis.set_major_formatter(FuncFormatter(_grad_tick))
+        ax_loss.legend(loc="center right", fontsize=9, frameon=False)
 
         # A mesh of n x n cells draws much faster than imshow, which resamples every frame.
         edges = np.arange(n + 1) - 0.5

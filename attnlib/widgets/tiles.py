@@ -50,10 +50,17 @@ BLOCK_SIZES: tuple[int, ...] = (2, 3, 4, 6)
 
 _CMAP = colormaps["RdBu_r"]
 _MASKED_RGBA = (0.80, 0.80, 0.80, 1.0)
-#: Value labels in the outputs panel flip to the left of (below) their point within this
-#: fraction of the panel's width (height) from its right (top) edge: room for a label and its
-#: offset at notebook and projector size.
-_LABEL_ROOM = 0.1
+#: Where a value's label may sit, tried in this order: (x, y) offset from its point in points
+#: and the alignment that puts the label up-right, up-left, down-right or down-left of it.
+_LABEL_PLACES = (
+    (3, 2, "left", "baseline"),
+    (-3, 2, "right", "baseline"),
+    (3, -2, "left", "top"),
+    (-3, -2, "right", "top"),
+)
+#: The font size of every text in the picture, in points: 10 px at the notebook size's 72 pixels
+#: per inch (7 px, the size before, did not read); present mode keeps it (~18.7 px there).
+_SMALL = 10
 _ROW_COLOURS = np.array([to_rgba(c) for c in colormaps["tab10"].colors])
 
 
@@ -203,7 +210,8 @@ def _make_view(
     """Build the four panels once; return the artists an update changes.
 
     ``limits`` holds the fixed axis ranges: ``score`` (largest |score|), ``l`` (largest l) and
-    ``extent`` (``[[x_min, y_min], [x_max, y_max]]`` of every output the lab can show).
+    ``extent`` (``[[x_min, y_min], [x_max, y_max]]`` of every point the outputs panel can show:
+    the values and every partial and exact output).
     """
     T = V.shape[0]
     ax_s = figure.add_axes((0.055, 0.15, 0.24, 0.68))
@@ -213,8 +221,8 @@ def _make_view(
     for ax in (ax_s, ax_m, ax_l):
         ax.set_ylim(T - 0.5, -0.5)
         ax.set_yticks(range(0, T, 2))
-        ax.tick_params(labelsize=8)
-    ax_s.set_ylabel("query", fontsize=9, labelpad=2)
+        ax.tick_params(labelsize=_SMALL)
+    ax_s.set_ylabel("query", fontsize=_SMALL, labelpad=2)
 
     # One mesh of T x T cells coloured through set_facecolor: it draws much faster than imshow.
     edges = np.arange(T + 1) - 0.5
@@ -224,9 +232,11 @@ def _make_view(
     image.set_array(None)
     ax_s.set_xticks(range(0, T, 2))
     ax_s.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
-    ax_s.set_title("key", fontsize=9, pad=16)
+    ax_s.set_title("key", fontsize=_SMALL, pad=16)
     ax_s.set_xlabel(
-        "scores (red high, blue low);\ndone in colour, to come faded", fontsize=8, color="dimgray"
+        "scores (red high, blue low);\ndone in colour, to come faded",
+        fontsize=_SMALL,
+        color="dimgray",
     )
     grid = LineCollection([], colors="0.3", linewidths=1.0)
     ax_s.add_collection(grid)
@@ -240,16 +250,16 @@ def _make_view(
     limit = limits["score"]
     ax_m.set_xlim(-1.08 * limit, 1.08 * limit)
     ax_m.axvline(0, color="lightgray", linewidth=0.8, zorder=0)
-    ax_m.set_title("m: running max\n| = m, o = the row's max", fontsize=8)
-    ax_m.set_xlabel("score", fontsize=8)
+    ax_m.set_title("m: running max\n| = m, o = the row's max", fontsize=_SMALL)
+    ax_m.set_xlabel("score", fontsize=_SMALL)
     (seen_scores,) = ax_m.plot([], [], "|", color="silver", markersize=7)
     (m_marks,) = ax_m.plot([], [], "|", color="black", markersize=13, mew=2.5)
     (row_max,) = ax_m.plot([], [], "o", mfc="none", mec="crimson", markersize=8, mew=1.3)
 
     # Running normaliser: one bar per query row; finished rows keep their final l in grey.
     ax_l.set_xlim(0, 1.08 * limits["l"])
-    ax_l.set_title("l: running normaliser\n(red edge: just rescaled)", fontsize=8)
-    ax_l.set_xlabel("sum of exp(score - m)", fontsize=8)
+    ax_l.set_title("l: running normaliser\n(red edge: just rescaled)", fontsize=_SMALL)
+    ax_l.set_xlabel("sum of exp(score - m)", fontsize=_SMALL)
     l_bars = PolyCollection([], linewidths=2)
     ax_l.add_collection(l_bars)
 
@@ -258,29 +268,28 @@ def _make_view(
     ax_o.set_xlim(lo[0] - pad, hi[0] + pad)
     ax_o.set_ylim(lo[1] - pad, hi[1] + pad)
     ax_o.scatter(V[:, 0], V[:, 1], s=14, color="lightgray", zorder=1)
-    for j, (x, y) in enumerate(V):
-        # Up and to the right of its point, unless that would cross the panel's right or top
-        # edge: there the label goes to the left or below (every label stays inside the panel).
-        left = x > hi[0] + pad - _LABEL_ROOM * (hi[0] - lo[0] + 2 * pad)
-        below = y > hi[1] + pad - _LABEL_ROOM * (hi[1] - lo[1] + 2 * pad)
+    panel_pt = ax_o.get_position().size * figure.get_size_inches() * 72
+    at = (V - (lo - pad)) / (hi - lo + 2 * pad) * panel_pt  # each value's point, in points
+    for j, place in enumerate(_value_label_places(at, panel_pt)):
+        dx, dy, ha, va = _LABEL_PLACES[place]
         ax_o.annotate(
             str(j),
-            (x, y),
-            xytext=(-3 if left else 3, -2 if below else 2),
+            tuple(V[j]),
+            xytext=(dx, dy),
             textcoords="offset points",
-            ha="right" if left else "left",
-            va="top" if below else "baseline",
-            fontsize=7,
+            ha=ha,
+            va=va,
+            fontsize=_SMALL,
             color="gray",
         )
-    ax_o.tick_params(labelsize=7)
+    ax_o.tick_params(labelsize=_SMALL)
     # At most five ticks an axis: nine (every 0.2) ran together at projector size.
     ax_o.xaxis.set_major_locator(MaxNLocator(nbins=4))
     ax_o.yaxis.set_major_locator(MaxNLocator(nbins=5))
-    ax_o.set_xlabel("output coordinate 1", fontsize=8)
-    ax_o.set_ylabel("output coordinate 2", fontsize=8, labelpad=1)
+    ax_o.set_xlabel("output coordinate 1", fontsize=_SMALL)
+    ax_o.set_ylabel("output coordinate 2", fontsize=_SMALL, labelpad=1)
     ax_o.set_title(
-        "outputs: acc / l after each key block\n(o = exact; grey = values)", fontsize=8.5
+        "outputs: acc / l after each key block\n(o = exact; grey = values)", fontsize=_SMALL
     )
     (seen_values,) = ax_o.plot([], [], "o", color="dimgray", markersize=4)
     paths = LineCollection([], linewidths=1.2)
@@ -309,6 +318,44 @@ def _make_view(
         seen_values, paths, dots, targets,
     ]  # fmt: skip
     return view, animated
+
+
+def _value_label_places(at: np.ndarray, panel: np.ndarray) -> list[int]:
+    """For each point, the first of :data:`_LABEL_PLACES` where its label fits: inside the panel,
+    on no other point and on no label placed before it (the first place if none fits).
+
+    ``at`` (n, 2): the points, in points from the panel's lower left corner; ``panel`` (2,): its
+    width and height in points. Label boxes are estimated for digits at ``_SMALL`` points,
+    with a little room around them.
+    """
+    size, room, dot = _SMALL, 1.5, 3.0  # font size, space kept around a label, a point's radius
+
+    def box(j: int, place: int) -> tuple[float, float, float, float]:
+        dx, dy, ha, va = _LABEL_PLACES[place]
+        width, height = 0.62 * size * len(str(j)), 0.75 * size
+        x0 = at[j, 0] + dx - (width if ha == "right" else 0)
+        y0 = at[j, 1] + dy - (height if va == "top" else 0)
+        return x0 - room, y0 - room, x0 + width + room, y0 + height + room
+
+    def fits(j: int, b: tuple[float, float, float, float], placed: list) -> bool:
+        inside = b[0] >= 0 and b[1] >= 0 and b[2] <= panel[0] and b[3] <= panel[1]
+        others = np.delete(at, j, axis=0)
+        on_point = (
+            (others[:, 0] > b[0] - dot)
+            & (others[:, 0] < b[2] + dot)
+            & (others[:, 1] > b[1] - dot)
+            & (others[:, 1] < b[3] + dot)
+        ).any()
+        on_label = any(b[0] < c[2] and c[0] < b[2] and b[1] < c[3] and c[1] < b[3] for c in placed)
+        return inside and not on_point and not on_label
+
+    places: list[int] = []
+    placed: list[tuple[float, float, float, float]] = []
+    for j in range(len(at)):
+        place = next((k for k in range(len(_LABEL_PLACES)) if fits(j, box(j, k), placed)), 0)
+        places.append(place)
+        placed.append(box(j, place))
+    return places
 
 
 def _grid_segments(T: int, block_size: int) -> list[list[tuple[float, float]]]:
@@ -476,11 +523,13 @@ def tiling_lab(
         "causal": widgets.Checkbox(value=bool(causal), description="causal mask"),
     }
     every_tile = [tile for sched in schedules.values() for tile in sched["steps"]]
-    outputs = np.concatenate([tile.output[:, :2] for tile in every_tile])
+    # The outputs panel shows every value and every output any setting can draw (outputs are
+    # weighted averages of the values, so in practice the values' extent), fixed for the lab.
+    points = np.concatenate([V[:, :2], *(tile.output[:, :2] for tile in every_tile)])
     limits = {
         "score": float(np.abs(Q @ K.T).max() / np.sqrt(Q.shape[1])),
         "l": float(max(tile.l.max() for tile in every_tile)),
-        "extent": np.stack([outputs.min(axis=0), outputs.max(axis=0)]),
+        "extent": np.stack([points.min(axis=0), points.max(axis=0)]),
     }
 
     def update_view(view: dict[str, Any], *, block_size: int, step: int, causal: bool) -> dict:
