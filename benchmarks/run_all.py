@@ -18,19 +18,29 @@ Rows, each with its target:
 The measurements are the other scripts' own functions (``attention_speed``, ``lab_update_speed``,
 ``tiled_attention_memory``); this script only runs them together and prints one table, with the
 machine it ran on. Timings move with the machine's load: compare rows of one run.
+
+Its output is the table. Every kernel a notebook run starts writes one warning to the stderr it
+inherits ("Kernel is running over TCP without encryption", expected on a local machine); the
+kernels' stderr is held back and shown after each notebook run without that line, or in full if
+the run fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -47,6 +57,46 @@ from tools.run_notebooks import execute_only  # noqa: E402
 Row = tuple[str, str, str, str]  # (what, figure, target, met?)
 #: Naive rebuilds timed per lab (each costs 0.1-0.8 s; the gradient lab has 310 moves a pass).
 NAIVE_MOVES = 12
+#: The line every kernel writes to stderr as it starts (ipykernel on jupyter_client's TCP
+#: transport): expected, and held back from the output.
+KERNEL_TCP_WARNING = re.compile(
+    r"^\[IPKernelApp\] WARNING \| Kernel is running over TCP without encryption\."
+)
+
+T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def stderr_held(held: list[str]) -> Iterator[None]:
+    """Send file descriptor 2 (this process's stderr, and every child's) to a temporary file;
+    on leaving, restore it and append what was written to ``held``."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            held.append(sink.read().decode(errors="replace"))
+
+
+def run_quietly(step: Callable[..., T], *args: object) -> T:
+    """``step(*args)`` with the stderr of it and its children held back: shown in full if it
+    raises, else shown without the kernels' :data:`KERNEL_TCP_WARNING` lines."""
+    held: list[str] = []
+    try:
+        with stderr_held(held):
+            result = step(*args)
+    except BaseException:
+        sys.stderr.write("".join(held))
+        raise
+    lines = "".join(held).splitlines(keepends=True)
+    sys.stderr.write("".join(line for line in lines if not KERNEL_TCP_WARNING.match(line)))
+    return result
 
 
 def suite_rows() -> list[Row]:
@@ -66,7 +116,7 @@ def suite_rows() -> list[Row]:
 def notebook_rows() -> list[Row]:
     rows = []
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        seconds = execute_only(path)
+        seconds = run_quietly(execute_only, path)
         rows.append((f"notebook {path.stem}", f"{seconds:.1f} s", "a few s", verdict(seconds < 5)))
     return rows
 
