@@ -59,7 +59,7 @@ _LABEL_PLACES = (
     (-3, -2, "right", "top"),
 )
 #: The font size of every text in the picture, in points: 10 px at the notebook size's 72 pixels
-#: per inch (7 px, the size before, did not read); present mode keeps it (~18.7 px there).
+#: per inch (7 px, the size before, did not read); 19 px at present size (above its 18.7 floor).
 _SMALL = 10
 _ROW_COLOURS = np.array([to_rgba(c) for c in colormaps["tab10"].colors])
 
