@@ -13,6 +13,15 @@ and measures, in the page (``performance.now``), for the lab's "training step" s
 
 Prints median and 90th percentile per frontend, size and input. Aim: median < 50 ms,
 90th percentile < 100 ms. The machine's load changes the figures: compare within one run.
+
+Where the time goes (one more line per measurement, medians over the pictures drawn): *kernel*,
+the lab's update in the kernel (draw and encode; the served notebook times ``Lab.update`` into a
+log file); *delivery*, from the end of that update to the picture's message reaching the page
+(the kernel's I/O thread, the Jupyter server, the socket and the browser's network code; the
+page notes every websocket message as it arrives); *rest*, the remainder: input handling in the
+page, the value's way to the kernel, waiting for an earlier frame, and setting the picture.
+Kernel and page clocks are the machine's wall clock (``time.time``, ``performance.timeOrigin +
+performance.now()``).
 """
 
 from __future__ import annotations
@@ -36,13 +45,54 @@ CELLS = [
     "gradient_lab(present=True)",
 ]
 
+#: Run first in the served notebook: every ``Lab.update`` appends "start end" (ms, wall clock)
+#: to the log file named by {log!r}.
+TIME_UPDATES = """import time
+from attnlib.widgets import live
+
+_update = live.Lab.update
+
+
+def _timed_update(self):
+    start = 1000 * time.time()
+    _update(self)
+    with open({log!r}, "a") as log:
+        log.write(f"{{start}} {{1000 * time.time()}}\\n")
+
+
+live.Lab.update = _timed_update"""
+
+#: Added to the page before its scripts run: notes when each websocket message arrives (before
+#: the page's own ``onmessage`` handler, which JupyterLab's and voila's kernel connections use,
+#: sees it) and how big it is, in ``window.__arrivals``. A lab's picture is the only message over
+#: PICTURE_BYTES.
+NOTE_ARRIVALS = """(() => {
+    window.__arrivals = [];
+    const note = e => {
+        const size = typeof e.data === 'string' ? e.data.length : e.data.byteLength;
+        window.__arrivals.push([performance.timeOrigin + performance.now(), size]);
+    };
+    const proto = WebSocket.prototype;
+    const onmessage = Object.getOwnPropertyDescriptor(proto, 'onmessage');
+    Object.defineProperty(proto, 'onmessage', {
+        configurable: true,
+        get() { return onmessage.get.call(this); },
+        set(handler) {
+            const noting = function (e) { note(e); return handler.call(this, e); };
+            onmessage.set.call(this, handler && noting);
+        },
+    });
+})();"""
+PICTURE_BYTES = 5000
+
 RECORD = """lab => {
     const img = lab.querySelector('img');
     const readouts = lab.querySelectorAll('.attnlib-readout');
     const handle = lab.querySelectorAll('.noUi-handle')[1];
     const log = {frames: [], inputs: []};
     new MutationObserver(() => log.frames.push(
-        [performance.now(), parseInt(readouts[1].innerText)])).observe(
+        [performance.now(), parseInt(readouts[1].innerText),
+         performance.timeOrigin + performance.now()])).observe(
         img, {attributes: true, attributeFilter: ['src']});
     const note = e => setTimeout(() => log.inputs.push(
         [e.timeStamp, parseInt(handle.getAttribute('aria-valuenow'))]), 0);
@@ -59,10 +109,27 @@ def latencies(log: dict) -> list[float]:
         if value == last:
             continue
         last = value
-        later = [ft for ft, drawn in log["frames"] if ft >= t and drawn >= value]
+        later = [frame[0] for frame in log["frames"] if frame[0] >= t and frame[1] >= value]
         if later:
             out.append(later[0] - t)
     return out
+
+
+def breakdown(log: dict, arrivals: list, updates: list) -> str:
+    """Medians over the pictures drawn: the kernel's update, and its delivery to the page."""
+    kernel, delivery = [], []
+    for *_, shown in log["frames"]:
+        picture = [t for t, size in arrivals if size > PICTURE_BYTES and t <= shown]
+        done = [(start, end) for start, end in updates if picture and end <= picture[-1]]
+        if done:
+            kernel.append(done[-1][1] - done[-1][0])
+            delivery.append(picture[-1] - done[-1][1])
+    if not kernel:
+        return "no data"
+    return (
+        f"kernel {statistics.median(kernel):4.0f} ms, delivery"
+        f" {statistics.median(delivery):4.0f} ms (median over {len(kernel)} pictures)"
+    )
 
 
 def summary(ms: list[float]) -> str:
@@ -72,17 +139,33 @@ def summary(ms: list[float]) -> str:
     return f"median {statistics.median(ms):5.0f} ms, p90 {p90:5.0f} ms ({len(ms)} values)"
 
 
-def measure(page, lab, keys: int, drag_moves: int) -> dict[str, list[float]]:
+def read_updates(path: Path) -> list[tuple[float, float]]:
+    """The (start, end) of every lab update the kernel logged, and empty the log."""
+    text = path.read_text() if path.exists() else ""
+    path.write_text("")
+    return [tuple(map(float, line.split())) for line in text.splitlines() if line]
+
+
+def recorded(page, log_file: Path) -> tuple[list[float], str]:
+    """The latencies since RECORD was armed, and where the time went."""
+    log = page.evaluate("window.__latency")
+    arrivals = page.evaluate("window.__arrivals.splice(0)")
+    return latencies(log), breakdown(log, arrivals, read_updates(log_file))
+
+
+def measure(page, lab, keys: int, drag_moves: int, log_file: Path) -> dict[str, tuple]:
     lab.scroll_into_view_if_needed()
     results = {}
     handle = lab.locator(".noUi-handle").nth(1)
     lab.evaluate(RECORD)
+    page.evaluate("window.__arrivals.length = 0")
+    read_updates(log_file)
     handle.focus()
     for _ in range(keys):
         before = bt.picture(lab)
         page.keyboard.press("ArrowRight")
         bt.new_picture(lab, before, "ArrowRight")
-    results["keys"] = latencies(page.evaluate("window.__latency"))
+    results["keys"] = recorded(page, log_file)
     lab.evaluate(RECORD)
     box = handle.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
@@ -95,8 +178,17 @@ def measure(page, lab, keys: int, drag_moves: int) -> dict[str, list[float]]:
         time.sleep(1 / 60)
     page.mouse.up()
     page.wait_for_timeout(1500)  # let the last pictures arrive
-    results["drag"] = latencies(page.evaluate("window.__latency"))
+    results["drag"] = recorded(page, log_file)
     return results
+
+
+def report(frontend: str, page, log_file: Path, keys: int, drag_moves: int) -> None:
+    """Measure both labs on the open page and print the figures."""
+    labs = page.locator(".attnlib-lab")
+    for i, size in enumerate(("notebook size", "present size")):
+        for kind, (ms, where) in measure(page, labs.nth(i), keys, drag_moves, log_file).items():
+            print(f"{frontend}, {size:13}, {kind:4}: {summary(ms)}")
+            print(f"{'':{len(frontend) + 22}}{where}")
 
 
 def run_all(page, tries: int = 3) -> None:
@@ -121,7 +213,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         notebook = home / "latency.ipynb"
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+        log_file = home / "updates.log"
+        cells = [TIME_UPDATES.format(log=str(log_file)), *CELLS]
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
         nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3"}
         nbformat.write(nb, notebook)
         lab_log, voila_log = (home / "lab.log").open("wb"), (home / "voila.log").open("wb")
@@ -138,21 +232,16 @@ def main() -> int:
                     executable_path=str(bt.CHROMIUM), args=bt.LAUNCH_ARGS
                 )
                 page = browser.new_page(viewport={"width": 1920, "height": 1080})
+                page.add_init_script(NOTE_ARRIVALS)
                 page.goto(voila_url, timeout=90_000)
-                labs = page.locator(".attnlib-lab")
                 page.locator(".attnlib-present img").wait_for(timeout=90_000)
-                for i, size in enumerate(("notebook size", "present size")):
-                    for kind, ms in measure(page, labs.nth(i), args.keys, args.drag_moves).items():
-                        print(f"voila, {size:13}, {kind:4}: {summary(ms)}")
+                report("voila", page, log_file, args.keys, args.drag_moves)
                 page.goto(f"{base}/lab/tree/latency.ipynb?reset&token={token}", timeout=60_000)
                 page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
                     timeout=60_000
                 )
                 run_all(page)
-                labs = page.locator(".attnlib-lab")
-                for i, size in enumerate(("notebook size", "present size")):
-                    for kind, ms in measure(page, labs.nth(i), args.keys, args.drag_moves).items():
-                        print(f"JupyterLab, {size:13}, {kind:4}: {summary(ms)}")
+                report("JupyterLab", page, log_file, args.keys, args.drag_moves)
                 browser.close()
         finally:
             for proc in (voila_proc, lab_proc):
