@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from drawn_text import text_faults
 
 from attnlib.heads import kv_head_index
 from attnlib.kv_cache import kv_cache_bytes
@@ -213,3 +214,29 @@ def test_the_80_gb_line_cuts_no_size_label(present: bool) -> None:
             extents = path.get_extents()
             left, right = x + extents.x0 * points_to_pixels, x + extents.x1 * points_to_pixels
             assert not left - 2 < line_x < right + 2, (n_heads, text)
+
+
+NOTEBOOK_MIN_TEXT_PX = 9.5
+
+
+def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:
+    assert lab.smallest_text_px() >= NOTEBOOK_MIN_TEXT_PX
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["notebook", "present"])
+def sized_lab(request):
+    return gqa_lab(present=request.param)
+
+
+@pytest.mark.parametrize(
+    ("n_heads", "n_tokens"),
+    [(1, TOKEN_COUNTS[0]), (24, TOKEN_COUNTS[-1]), (HEAD_COUNTS[-1], TOKEN_COUNTS[-1])],
+    ids=["smallest", "moved-right-of-80-GB", "largest"],
+)
+def test_no_text_covers_another_or_leaves_the_picture(sized_lab, n_heads, n_tokens) -> None:
+    # the size labels move with the bars: the shortest bars, labels the 80 GB line would cut
+    # (moved right of it, above the line's own label), the longest bar
+    sized_lab.controls["n_tokens"].value = n_tokens
+    sized_lab.controls["n_heads"].value = n_heads
+    sized_lab.controls["n_kv_heads"].value = n_heads
+    assert text_faults(sized_lab) == []

@@ -6,6 +6,7 @@ import html
 
 import numpy as np
 import pytest
+from drawn_text import text_faults
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -239,6 +240,31 @@ def test_an_error_in_the_update_is_shown_not_swallowed(lab, monkeypatch) -> None
     monkeypatch.undo()
     lab.controls["query"].value = 2
     assert lab.last_error is None and lab.errors.outputs == ()
+
+
+# --- the picture at both sizes ------------------------------------------------------------------
+
+NOTEBOOK_MIN_TEXT_PX = 9.5
+
+
+def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:
+    lab.controls["mask_type"].value = WRONG  # the legend shows only in the wrong mode
+    assert lab.smallest_text_px() >= NOTEBOOK_MIN_TEXT_PX
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["notebook", "present"])
+def sized_lab(request):
+    return masking_lab(present=request.param)
+
+
+def test_no_text_covers_another_or_leaves_the_picture(sized_lab) -> None:
+    # the wrong mode's legend above the row that reaches highest, <pad> labels, every key allowed
+    wrong_rows = np.where(causal_mask(T), softmax(sentence_scores(), axis=-1), 0.0)
+    highest = int(np.argmax(wrong_rows.max(axis=1)))
+    for mask_type, query in ((WRONG, highest), ("causal + padding", 3), ("none", 6)):
+        sized_lab.controls["mask_type"].value = mask_type
+        sized_lab.controls["query"].value = query
+        assert text_faults(sized_lab) == [], (mask_type, query)
 
 
 # --- the pure function --------------------------------------------------------------------------

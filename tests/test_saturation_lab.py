@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 import pytest
+from drawn_text import text_faults
 
 from attnlib import softmax
 from attnlib.saturation import entropy, softmax_jacobian_norm
@@ -226,3 +227,14 @@ def test_every_tick_label_lies_inside_the_picture(sized_lab) -> None:
             box = label.get_window_extent(renderer)
             assert picture.x0 <= box.x0 and box.x1 <= picture.x1, (label.get_text(), box.bounds)
             assert picture.y0 <= box.y0 and box.y1 <= picture.y1, (label.get_text(), box.bounds)
+
+
+def test_no_text_covers_another_or_leaves_the_picture(sized_lab) -> None:
+    assert text_faults(sized_lab) == []  # every text is static: one state shows them all
+
+
+NOTEBOOK_MIN_TEXT_PX = 9.5
+
+
+def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:
+    assert lab.smallest_text_px() >= NOTEBOOK_MIN_TEXT_PX

@@ -9,9 +9,11 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 import pytest
+from drawn_text import text_faults
 
 from attnlib.softmax import softmax
 from attnlib.widgets.trained_model import (
+    LABEL_CHARS,
     MAX_TOKENS,
     AttentionCache,
     trained_attention_lab,
@@ -197,6 +199,47 @@ def test_a_token_position_out_of_range_raises(model) -> None:
 def test_a_sentence_that_is_not_a_string_raises(model) -> None:
     with pytest.raises(TypeError, match="sentence must be a string; got int"):
         AttentionCache(model)(3)
+
+
+# --- the picture at both sizes ------------------------------------------------------------------
+
+NOTEBOOK_MIN_TEXT_PX = 9.5
+
+#: The longest sentence the lab draws, of long words (one longer than a label holds whole).
+LONGEST = " ".join(
+    ("somewhere", "understanding", "because", "crossed")[i % 4] for i in range(MAX_TOKENS - 2)
+)
+
+
+@pytest.mark.parametrize("sentence", [SENTENCE, LONGEST], ids=["default", "longest"])
+def test_every_text_is_at_least_9_5_px_at_notebook_size(lab, sentence) -> None:
+    lab.controls["sentence"].value = sentence
+    assert lab.last_error is None and len(lab.state["tokens"]) in (13, MAX_TOKENS)
+    assert lab.smallest_text_px() >= NOTEBOOK_MIN_TEXT_PX
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["notebook", "present"])
+def sized_lab(request, model):
+    return trained_attention_lab(model, SENTENCE, present=request.param)
+
+
+@pytest.mark.parametrize("sentence", [SENTENCE, LONGEST], ids=["default", "longest"])
+def test_no_text_covers_another_or_leaves_the_picture(sized_lab, sentence) -> None:
+    sized_lab.controls["sentence"].value = sentence
+    assert sized_lab.last_error is None
+    assert text_faults(sized_lab) == []
+
+
+def test_a_token_too_long_for_a_label_is_cut_there_and_named_whole_on_the_slider(lab) -> None:
+    lab.controls["sentence"].value = "misunderstanding it"
+    cut = "misunderstanding"[: LABEL_CHARS - 1] + "…"
+    for labels in (
+        lab.view["ax_map"].get_xticklabels(),
+        lab.view["ax_map"].get_yticklabels(),
+        lab.view["ax_bar"].get_xticklabels(),
+    ):
+        assert [label.get_text() for label in labels] == ["[CLS]", cut, "it", "[SEP]"]
+    assert lab.controls["token"].options[1] == ("1: misunderstanding", 1)
 
 
 # --- with the real model ------------------------------------------------------------------------

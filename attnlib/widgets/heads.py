@@ -147,7 +147,7 @@ def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
     ax_mem.set_yticks([])
     ax_mem.set_xlabel("KV-cache memory of the whole model (log scale)", fontsize=9)
     ax_mem.axvline(_ACCELERATOR, color="crimson", linestyle="--", linewidth=1.2)
-    ax_mem.text(_ACCELERATOR * 1.1, -0.3, "80 GB", color="crimson", va="center", fontsize=8)
+    ax_mem.text(_ACCELERATOR * 1.1, -0.3, "80 GB", color="crimson", va="center", fontsize=9)
     colors = {"MHA": "#9e9e9e", "this": "#1f77b4", "MQA": "#9e9e9e"}
     y = {name: 2 - i for i, name in enumerate(_ROWS)}
     bars = {

@@ -218,10 +218,10 @@ def _make_view(figure: Figure, tokens: Sequence[str]) -> tuple[dict[str, Any], l
         [Rectangle((0, 0), 1, 1, fill=False, hatch="///", edgecolor=_WRONG_KEPT)],
         ["weight the future keys took (still in the denominator)"],
         loc="upper left",
-        fontsize=8,
+        fontsize=10,
         frameon=False,
     )
-    values = TextLabels(ax_bar, T, fontsize=8)
+    values = TextLabels(ax_bar, T, fontsize=10)
     (crosses,) = ax_bar.plot(
         [], [], linestyle="none", marker="x", markersize=9, markeredgewidth=2, color="dimgray"
     )
@@ -250,11 +250,11 @@ def _set_labels(view: dict[str, Any], labels: tuple[str, ...]) -> None:
         return
     T = len(labels)
     view["ax_map"].set_xticks(
-        range(T), labels, rotation=60, ha="left", rotation_mode="anchor", fontsize=9
+        range(T), labels, rotation=60, ha="left", rotation_mode="anchor", fontsize=10
     )
-    view["ax_map"].set_yticks(range(T), labels, fontsize=9)
+    view["ax_map"].set_yticks(range(T), labels, fontsize=10)
     view["ax_bar"].set_xticks(
-        range(T), labels, rotation=40, ha="right", rotation_mode="anchor", fontsize=9
+        range(T), labels, rotation=40, ha="right", rotation_mode="anchor", fontsize=10
     )
     view["labels"] = labels
 

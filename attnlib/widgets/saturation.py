@@ -181,7 +181,7 @@ def _make_view(n_tokens: int, jacobian_floor: float):
         ax_j.set_ylim(jacobian_floor, 10.0)
         ax_j.set_yticks(10.0 ** np.arange(0, np.log10(jacobian_floor), -5))
         ax_j.minorticks_off()
-        ax_j.legend(loc="lower left", fontsize=8, frameon=False)
+        ax_j.legend(loc="lower left", fontsize=9, frameon=False)
         return view, animated
 
     return make_view

@@ -35,6 +35,7 @@ from .._validation import check_int
 from .live import Lab
 
 __all__ = [
+    "LABEL_CHARS",
     "MAX_TOKENS",
     "SUGGESTED_SENTENCES",
     "AttentionCache",
@@ -43,8 +44,13 @@ __all__ = [
     "update_trained_view",
 ]
 
-#: The longest sentence the lab draws, in tokens including [CLS] and [SEP] (labels stay legible).
-MAX_TOKENS = 32
+#: The longest sentence the lab draws, in tokens including [CLS] and [SEP]: as many token labels
+#: of 10 px (the labs' floor is 9.5 px) as fit side by side on each axis without touching.
+MAX_TOKENS = 20
+
+#: The longest token label drawn whole; a longer one is cut to this length, ending in "…" (the
+#: token slider and the caption name it in full).
+LABEL_CHARS = 10
 
 #: The sentences offered in the text box (any other sentence can be typed).
 SUGGESTED_SENTENCES: tuple[str, ...] = (
@@ -112,8 +118,8 @@ def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
     with one rectangle per token.
     """
     n = MAX_TOKENS
-    ax_map = figure.add_axes((0.1, 0.04, 0.36, 0.72))
-    ax_bar = figure.add_axes((0.56, 0.2, 0.42, 0.62))
+    ax_map = figure.add_axes((0.12, 0.04, 0.36, 0.72))
+    ax_bar = figure.add_axes((0.58, 0.2, 0.4, 0.62))
     edges = np.arange(n + 1) - 0.5
     mesh = ax_map.pcolormesh(
         edges, edges, np.zeros((n, n)), edgecolors="none", antialiased=False, snap=True
@@ -159,15 +165,13 @@ def _set_tokens(view: dict[str, Any], tokens: tuple[str, ...]) -> None:
         return
     T = len(tokens)
     ax_map, ax_bar = view["ax_map"], view["ax_bar"]
-    size = 9 if T <= 16 else 7
-    ax_map.set_xticks(
-        range(T), tokens, rotation=60, ha="left", rotation_mode="anchor", fontsize=size
-    )
-    ax_map.set_yticks(range(T), tokens, fontsize=size)
+    labels = [tok if len(tok) <= LABEL_CHARS else tok[: LABEL_CHARS - 1] + "…" for tok in tokens]
+    ax_map.set_xticks(range(T), labels, rotation=60, ha="left", rotation_mode="anchor", fontsize=10)
+    ax_map.set_yticks(range(T), labels, fontsize=10)
     ax_map.set_xlim(-0.5, T - 0.5)
     ax_map.set_ylim(T - 0.5, -0.5)
     ax_bar.set_xticks(
-        range(T), tokens, rotation=50, ha="right", rotation_mode="anchor", fontsize=size
+        range(T), labels, rotation=50, ha="right", rotation_mode="anchor", fontsize=10
     )
     ax_bar.set_xlim(-0.6, T - 0.4)
     view["row_box"].set_width(T)
@@ -354,7 +358,7 @@ def trained_attention_lab(
         controls,
         _make_view,
         update_view,
-        figsize=(10.0, 4.6),
+        figsize=(10.6, 4.6),
         dpi=72,
         title="Attention in a trained model: all-MiniLM-L6-v2, any sentence, any head",
         caption=trained_attention_caption,

@@ -1,0 +1,87 @@
+"""Where a lab's picture draws its texts: for tests that no text covers another or leaves.
+
+A text is the rectangle its layout takes (rotated with it), in pixels of the rendered picture:
+every ``Text`` a full draw of the figure draws (tick labels, titles, legends, annotations) and
+every label of a :class:`attnlib.widgets.live.TextLabels`.
+"""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+from matplotlib.text import Text
+
+_CORNERS = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) / 2
+
+
+def drawn_texts(lab) -> list[tuple[str, np.ndarray, object]]:
+    """(text, its four corners in pixels (4, 2), the axes it must stay in or None) of each text.
+
+    The labels of a ``TextLabels`` must stay inside their axes; other texts (tick labels, axis
+    labels, titles) sit outside the axes by design and only have to stay in the picture.
+    """
+    figure = lab.live.figure
+    renderer = lab.live.canvas.get_renderer()
+    drawn: list[Text] = []
+    draw = Text.draw
+
+    def recording_draw(text: Text, renderer) -> None:
+        if text.get_visible() and text.get_text().strip():
+            drawn.append(text)
+        draw(text, renderer)
+
+    with mock.patch.object(Text, "draw", recording_draw):
+        figure.canvas.draw()
+    found = []
+    for text in drawn:
+        box = text.get_window_extent(renderer)  # the upright box around the rotated text
+        angle = text.get_rotation()
+        text.set_rotation(0)
+        upright = text.get_window_extent(renderer)
+        text.set_rotation(angle)
+        cos, sin = np.cos(np.radians(angle)), np.sin(np.radians(angle))
+        corners = _CORNERS * [upright.width, upright.height] @ [[cos, sin], [-sin, cos]]
+        centre = [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2]
+        found.append((text.get_text(), corners + centre, None))
+    points_to_pixels = figure.dpi / 72
+    for collection in figure.findobj(lambda artist: hasattr(artist, "attnlib_text_labels")):
+        if not collection.get_visible():
+            continue
+        labels = collection.attnlib_text_labels
+        offsets = collection.get_offset_transform().transform(collection.get_offsets())
+        for text, path, offset in zip(labels.texts, collection.get_paths(), offsets):
+            if text.strip():
+                extents = path.get_extents()
+                corners = (_CORNERS + 0.5) * [extents.width, extents.height] + extents.p0
+                found.append((text, corners * points_to_pixels + offset, collection.axes))
+    return found
+
+
+def overlap(a: np.ndarray, b: np.ndarray, slack: float = 0.5) -> bool:
+    """Whether two convex quadrilaterals (4, 2) overlap by more than ``slack`` pixels."""
+    for quad in (a, b):
+        for edge in np.roll(quad, -1, axis=0) - quad:
+            normal = np.array([-edge[1], edge[0]]) / np.hypot(*edge)
+            along_a, along_b = a @ normal, b @ normal
+            if min(along_a.max(), along_b.max()) - max(along_a.min(), along_b.min()) <= slack:
+                return False  # a separating direction
+    return True
+
+
+def text_faults(lab) -> list[str]:
+    """Each text that covers another text or leaves the picture (or its axes), in words."""
+    renderer = lab.live.canvas.get_renderer()
+    picture = lab.live.figure.bbox
+    texts = drawn_texts(lab)
+    faults = []
+    for i, (text, corners, ax) in enumerate(texts):
+        (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+        frame = picture if ax is None else ax.get_window_extent(renderer)
+        if x0 < frame.x0 - 0.5 or x1 > frame.x1 + 0.5 or y0 < frame.y0 - 0.5 or y1 > frame.y1 + 0.5:
+            where = "the picture" if ax is None else "its axes"
+            faults.append(f"{text!r} at {np.round(corners).tolist()} leaves {where}")
+        for other, other_corners, _ in texts[i + 1 :]:
+            if overlap(corners, other_corners):
+                faults.append(f"{text!r} covers {other!r}")
+    return faults
