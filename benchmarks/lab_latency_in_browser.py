@@ -236,6 +236,7 @@ def main() -> int:
                 page.goto(voila_url, timeout=90_000)
                 page.locator(".attnlib-present img").wait_for(timeout=90_000)
                 report("voila", page, log_file, args.keys, args.drag_moves)
+                bt.open_session(base, token, "latency.ipynb")  # or Run All may be lost (see there)
                 page.goto(f"{base}/lab/tree/latency.ipynb?reset&token={token}", timeout=60_000)
                 page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
                     timeout=60_000

@@ -92,14 +92,29 @@ the kernel's asyncio loop is running) is drawn just after that handler returns
 the next one while this frame is drawn and travels, instead of one full round trip later.
 Measured in headless chromium (``benchmarks/lab_latency_in_browser.py``, 2026-11-30, a busy
 shared 2-core machine): present-size drags under voila went from 112-158 ms median to 56-106 ms
-(same-window comparisons with the old code); notebook-size drags and everything in JupyterLab,
-whose page spends longer on each kernel message, changed less than the run-to-run noise. Several
-changes arriving before the scheduled redraw are drawn once, with the latest values. A change
-made by kernel code (a cell, a test, plain Python) redraws at once, so ``lab.state`` and the
-picture follow it before the next line runs. (The earlier attempt deferred every change,
-kernel-made ones too; under voila its redraws stopped after the first one. This one is checked
-in chromium with JupyterLab and voila by ``tests/test_labs_in_browser.py`` and the latency
-benchmark.)
+(same-window comparisons with the old code); notebook-size drags and everything in JupyterLab
+changed less than the run-to-run noise. Several changes arriving before the scheduled redraw are
+drawn once, with the latest values. A change made by kernel code (a cell, a test, plain Python)
+redraws at once, so ``lab.state`` and the picture follow it before the next line runs. (The
+earlier attempt deferred every change, kernel-made ones too; under voila its redraws stopped
+after the first one. This one is checked in chromium with JupyterLab and voila by
+``tests/test_labs_in_browser.py`` and the latency benchmark.)
+
+Where the rest of the latency goes (2026-12-01, quiet 2-core machine: the benchmark's breakdown,
+plus ``strace`` of the Jupyter server and of chromium's network process). The kernel's update
+takes 11-18 ms. The server relays each message within a millisecond of the kernel sending it.
+Then the picture's message waits in chromium before the page gets it: ~9 ms for present-size
+frames under voila, 22-41 ms at notebook size and in JupyterLab. Chromium reads a websocket
+1000 bytes at a time until the throughput it measures passes 1.2 MB/s
+(``net/websockets/websocket_basic_stream.cc``), and in that mode messages sat unread for ~30-40 ms
+on this machine. Present-size frames (~73 kB of JPEG, ~1.5 MB/s while dragging) keep voila in
+the 131 kB-read mode; in JupyterLab, whose frames come slower, even they do not. Smaller frames
+did not help (a JPEG at notebook size, a quarter-height PNG: same latency); uncompressed 750 kB
+frames did (voila, notebook size: drags 87 -> 44 ms median) but would send 15 MB/s over a real
+network, so the labs don't. Ruled out as causes: TCP (with or without ``TCP_NODELAY`` on the
+server's sockets, the same), the page's JavaScript (it handles each message within 0.5 ms of
+chromium delivering it) and the test driver's DevTools connection (a bare headless chromium,
+no DevTools, measured the same).
 
 In a saved notebook, the lab's output carries a PNG of its state when it was displayed beside the
 widget view, so GitHub, nbviewer, static HTML and an untrusted JupyterLab show the picture where
