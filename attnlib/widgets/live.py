@@ -113,8 +113,9 @@ did not help (a JPEG at notebook size, a quarter-height PNG: same latency); unco
 frames did (voila, notebook size: drags 87 -> 44 ms median) but would send 15 MB/s over a real
 network, so the labs don't. Ruled out as causes: TCP (with or without ``TCP_NODELAY`` on the
 server's sockets, the same), the page's JavaScript (it handles each message within 0.5 ms of
-chromium delivering it) and the test driver's DevTools connection (a bare headless chromium,
-no DevTools, measured the same).
+chromium delivering it), the test driver's DevTools connection (a bare headless chromium, no
+DevTools, measured the same) and CPU for chromium (its network and renderer processes run at
+nice -15: the same).
 
 In a saved notebook, the lab's output carries a PNG of its state when it was displayed beside the
 widget view, so GitHub, nbviewer, static HTML and an untrusted JupyterLab show the picture where
