@@ -2,9 +2,10 @@
 
     python benchmarks/lab_latency_in_browser.py [--keys N] [--drag-moves N]
 
-Serves a two-cell notebook (the gradient lab at notebook size, and at present size) with
-JupyterLab and with voila, opens it in headless chromium (Debian's, as the browser test does)
-and measures, in the page (``performance.now``), for the lab's "training step" slider:
+Serves a small notebook (the gradient lab at notebook size, and at present size, after a cell
+that times the lab's updates) with JupyterLab and with voila, opens it in headless chromium
+(Debian's, as the browser test does) and measures, in the page (``performance.now``), for the
+lab's "training step" slider:
 
 * keys: the time from each ArrowRight keydown to the lab's picture changing (``img`` src);
 * drags: the mouse held on the slider handle and moved in small steps at 60 Hz; for every new
@@ -18,10 +19,10 @@ Where the time goes (one more line per measurement, medians over the pictures dr
 the lab's update in the kernel (draw and encode; the served notebook times ``Lab.update`` into a
 log file); *delivery*, from the end of that update to the picture's message reaching the page
 (the kernel's I/O thread, the Jupyter server, the socket and the browser's network code; the
-page notes every websocket message as it arrives); *rest*, the remainder: input handling in the
-page, the value's way to the kernel, waiting for an earlier frame, and setting the picture.
-Kernel and page clocks are the machine's wall clock (``time.time``, ``performance.timeOrigin +
-performance.now()``).
+page notes every websocket message as it arrives). What the two leave of a latency is input
+handling in the page, the value's way to the kernel, waiting for an earlier frame to finish, and
+setting the picture. Kernel and page clocks are the machine's wall clock (``time.time``,
+``performance.timeOrigin + performance.now()``).
 """
 
 from __future__ import annotations
