@@ -102,10 +102,10 @@ after the first one. This one is checked in chromium with JupyterLab and voila b
 
 Where the rest of the latency goes (2026-12-01, quiet 2-core machine: the benchmark's breakdown,
 plus ``strace`` of the Jupyter server and of chromium's network process). The kernel's update
-takes 11-18 ms. The server relays each message within a millisecond of the kernel sending it.
+takes 11-19 ms. The server relays each message within a millisecond of the kernel sending it.
 Then the picture's message waits in chromium before the page gets it: ~9 ms for present-size
-frames under voila, 22-41 ms at notebook size and in JupyterLab. Chromium reads a websocket
-1000 bytes at a time until the throughput it measures passes 1.2 MB/s
+frames under voila, mostly 22-41 ms at notebook size and in JupyterLab. Chromium reads a
+websocket 1000 bytes at a time until the throughput it measures passes 1.2 MB/s
 (``net/websockets/websocket_basic_stream.cc``), and in that mode messages sat unread for ~30-40 ms
 on this machine. Present-size frames (~73 kB of JPEG, ~1.5 MB/s while dragging) keep voila in
 the 131 kB-read mode; in JupyterLab, whose frames come slower, even they do not. Smaller frames
