@@ -3,7 +3,8 @@
 Left, the (T, T) attention weights of one head of all-MiniLM-L6-v2 on your sentence, with the
 chosen token's row outlined; right, that row as bars, one per key. Above the picture, a caption
 names the keys the token attends to most. The controls are the sentence (a text box with a few
-suggestions: type any sentence and press Enter), the layer, the head and the token.
+suggestions: type any sentence of up to ``MAX_TOKENS`` tokens and press Enter), the layer,
+the head and the token.
 
 A new sentence is encoded once by the numpy model (:mod:`attnlib.pretrained`, tens of
 milliseconds) and its weights of every layer and head are kept in an :class:`AttentionCache`; a

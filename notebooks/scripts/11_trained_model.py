@@ -565,8 +565,9 @@ for i, s in enumerate(sentences):
 # ## Live lab: any sentence, any head
 #
 # Type a sentence in the box (or pick a suggestion) and press Enter: the model encodes it once,
-# then the layer, head and token sliders only redraw. It starts on the switching head found
-# above, with the query *it*. Things to try:
+# then the layer, head and token sliders only redraw. The lab draws up to 20 tokens, `[CLS]` and
+# `[SEP]` included, so that every label stays readable; a longer sentence asks to be shortened.
+# It starts on the switching head found above, with the query *it*. Things to try:
 #
 # * the two "trophy" suggestions (*it* = the trophy if it was too big, the suitcase if too
 #   small): does the same head switch there?
