@@ -12,6 +12,10 @@ from unittest import mock
 import numpy as np
 from matplotlib.text import Text
 
+#: The smallest text a lab picture may have at notebook size, in pixels (present mode's floor is
+#: ``attnlib.widgets.live.PRESENT_MIN_TEXT_PX``, which ``Lab`` itself enforces).
+NOTEBOOK_MIN_TEXT_PX = 9.5
+
 _CORNERS = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) / 2
 
 

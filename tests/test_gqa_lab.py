@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from drawn_text import text_faults
+from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 
 from attnlib.heads import kv_head_index
 from attnlib.kv_cache import kv_cache_bytes
@@ -214,9 +214,6 @@ def test_the_80_gb_line_cuts_no_size_label(present: bool) -> None:
             extents = path.get_extents()
             left, right = x + extents.x0 * points_to_pixels, x + extents.x1 * points_to_pixels
             assert not left - 2 < line_x < right + 2, (n_heads, text)
-
-
-NOTEBOOK_MIN_TEXT_PX = 9.5
 
 
 def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 import pytest
+from drawn_text import NOTEBOOK_MIN_TEXT_PX
 
 from attnlib.retrieval import retrieval_problem, train_retrieval
 from attnlib.widgets.gradients import (
@@ -169,9 +170,6 @@ def test_lab_rejects_a_start_off_its_controls(kwargs, message) -> None:
 
 
 # --- the picture at both sizes ----------------------------------------------------------------
-
-#: The smallest text a lab picture may have at notebook size, in pixels.
-NOTEBOOK_MIN_TEXT_PX = 9.5
 
 
 def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:

@@ -6,7 +6,7 @@ import html
 
 import numpy as np
 import pytest
-from drawn_text import text_faults
+from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -243,8 +243,6 @@ def test_an_error_in_the_update_is_shown_not_swallowed(lab, monkeypatch) -> None
 
 
 # --- the picture at both sizes ------------------------------------------------------------------
-
-NOTEBOOK_MIN_TEXT_PX = 9.5
 
 
 def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:

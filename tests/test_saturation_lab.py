@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 import pytest
-from drawn_text import text_faults
+from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 
 from attnlib import softmax
 from attnlib.saturation import entropy, softmax_jacobian_norm
@@ -231,9 +231,6 @@ def test_every_tick_label_lies_inside_the_picture(sized_lab) -> None:
 
 def test_no_text_covers_another_or_leaves_the_picture(sized_lab) -> None:
     assert text_faults(sized_lab) == []  # every text is static: one state shows them all
-
-
-NOTEBOOK_MIN_TEXT_PX = 9.5
 
 
 def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:

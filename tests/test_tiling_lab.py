@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from drawn_text import NOTEBOOK_MIN_TEXT_PX
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.colors import to_rgba
@@ -280,9 +281,6 @@ def test_every_value_label_shown_lies_inside_the_outputs_panel(sized_lab) -> Non
 
 
 # --- every text reads and every point shows -----------------------------------------------------
-
-#: The smallest text a lab picture may have at notebook size, in pixels (7 px did not read).
-NOTEBOOK_MIN_TEXT_PX = 9.5
 
 
 def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:

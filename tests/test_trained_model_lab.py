@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 import pytest
-from drawn_text import text_faults
+from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 
 from attnlib.softmax import softmax
 from attnlib.widgets.trained_model import (
@@ -202,8 +202,6 @@ def test_a_sentence_that_is_not_a_string_raises(model) -> None:
 
 
 # --- the picture at both sizes ------------------------------------------------------------------
-
-NOTEBOOK_MIN_TEXT_PX = 9.5
 
 #: The longest sentence the lab draws, of long words (one longer than a label holds whole).
 LONGEST = " ".join(
