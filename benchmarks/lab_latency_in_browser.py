@@ -15,14 +15,16 @@ lab's "training step" slider:
 Prints median and 90th percentile per frontend, size and input. Aim: median < 50 ms,
 90th percentile < 100 ms. The machine's load changes the figures: compare within one run.
 
-Where the time goes (one more line per measurement, medians over the pictures drawn): *kernel*,
-the lab's update in the kernel (draw and encode; the served notebook times ``Lab.update`` into a
-log file); *delivery*, from the end of that update to the picture's message reaching the page
-(the kernel's I/O thread, the Jupyter server, the socket and the browser's network code; the
-page notes every websocket message as it arrives). What the two leave of a latency is input
-handling in the page, the value's way to the kernel, waiting for an earlier frame to finish, and
-setting the picture. Kernel and page clocks are the machine's wall clock (``time.time``,
-``performance.timeOrigin + performance.now()``).
+Each lab is measured twice. *Settled*: once the kernel has drawn ahead every frame one move away
+(:mod:`attnlib.widgets.predrawn`; the benchmark waits until no picture-sized message has reached
+the page for 2 s and prints how long that took), which is where a lab is a few seconds after it
+appears. *Opening*: ``--opening`` measures instead at once, while the frames are still being
+drawn and sent, a student's first moves.
+
+Under each figure: *kernel*, the median time of the lab's update in the kernel (the served
+notebook times ``Lab._update`` into a log file; it draws no picture for a state the browser
+has), and how many pictures the kernel sent while the moves were made (frames drawn ahead
+included; the page notes every websocket message as it arrives).
 """
 
 from __future__ import annotations
@@ -51,40 +53,18 @@ CELLS = [
 TIME_UPDATES = """import time
 from attnlib.widgets import live
 
-_update = live.Lab.update
+_update = live.Lab._update
 
 
-def _timed_update(self):
+def _timed_update(self, redraw_sent):
     start = 1000 * time.time()
-    _update(self)
+    _update(self, redraw_sent)
     with open({log!r}, "a") as log:
         log.write(f"{{start}} {{1000 * time.time()}}\\n")
 
 
-live.Lab.update = _timed_update"""
+live.Lab._update = _timed_update"""
 
-#: Added to the page before its scripts run: notes when each websocket message arrives (before
-#: the page's own ``onmessage`` handler, which JupyterLab's and voila's kernel connections use,
-#: sees it) and how big it is, in ``window.__arrivals``. A lab's picture is the only message over
-#: PICTURE_BYTES.
-NOTE_ARRIVALS = """(() => {
-    window.__arrivals = [];
-    const note = e => {
-        const size = typeof e.data === 'string' ? e.data.length : e.data.byteLength;
-        window.__arrivals.push([performance.timeOrigin + performance.now(), size]);
-    };
-    const proto = WebSocket.prototype;
-    const onmessage = Object.getOwnPropertyDescriptor(proto, 'onmessage');
-    Object.defineProperty(proto, 'onmessage', {
-        configurable: true,
-        get() { return onmessage.get.call(this); },
-        set(handler) {
-            const noting = function (e) { note(e); return handler.call(this, e); };
-            onmessage.set.call(this, handler && noting);
-        },
-    });
-})();"""
-PICTURE_BYTES = 5000
 
 RECORD = """lab => {
     const img = lab.querySelector('img');
@@ -116,21 +96,12 @@ def latencies(log: dict) -> list[float]:
     return out
 
 
-def breakdown(log: dict, arrivals: list, updates: list) -> str:
-    """Medians over the pictures drawn: the kernel's update, and its delivery to the page."""
-    kernel, delivery = [], []
-    for *_, shown in log["frames"]:
-        picture = [t for t, size in arrivals if size > PICTURE_BYTES and t <= shown]
-        done = [(start, end) for start, end in updates if picture and end <= picture[-1]]
-        if done:
-            kernel.append(done[-1][1] - done[-1][0])
-            delivery.append(picture[-1] - done[-1][1])
-    if not kernel:
-        return "no data"
-    return (
-        f"kernel {statistics.median(kernel):4.0f} ms, delivery"
-        f" {statistics.median(delivery):4.0f} ms (median over {len(kernel)} pictures)"
-    )
+def breakdown(arrivals: list, updates: list) -> str:
+    """The kernel's median update time, and how many pictures reached the page meanwhile."""
+    kernel = [end - start for start, end in updates]
+    pictures = sum(size > bt.PICTURE_BYTES for _, size in arrivals)
+    median = f"{statistics.median(kernel):4.0f} ms" if kernel else "none"
+    return f"kernel: {len(kernel)} updates, median {median}; {pictures} pictures received"
 
 
 def summary(ms: list[float]) -> str:
@@ -151,7 +122,7 @@ def recorded(page, log_file: Path) -> tuple[list[float], str]:
     """The latencies since RECORD was armed, and where the time went."""
     log = page.evaluate("window.__latency")
     arrivals = page.evaluate("window.__arrivals.splice(0)")
-    return latencies(log), breakdown(log, arrivals, read_updates(log_file))
+    return latencies(log), breakdown(arrivals, read_updates(log_file))
 
 
 def measure(page, lab, keys: int, drag_moves: int, log_file: Path) -> dict[str, tuple]:
@@ -183,8 +154,12 @@ def measure(page, lab, keys: int, drag_moves: int, log_file: Path) -> dict[str, 
     return results
 
 
-def report(frontend: str, page, log_file: Path, keys: int, drag_moves: int) -> None:
+def report(frontend: str, page, log_file: Path, keys: int, drag_moves: int, opening: bool) -> None:
     """Measure both labs on the open page and print the figures."""
+    if not opening:
+        waited = bt.settle(page)
+        pictures = bt.pictures_since(page, 0)
+        print(f"{frontend}: settled ({pictures} pictures arrived; quiet after {waited:.1f} s)")
     labs = page.locator(".attnlib-lab")
     for i, size in enumerate(("notebook size", "present size")):
         for kind, (ms, where) in measure(page, labs.nth(i), keys, drag_moves, log_file).items():
@@ -210,6 +185,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=15, help="arrow-key presses per lab")
     parser.add_argument("--drag-moves", type=int, default=40, help="mouse moves per drag")
+    parser.add_argument(
+        "--opening", action="store_true", help="measure at once, while frames are drawn ahead"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
@@ -233,17 +211,17 @@ def main() -> int:
                     executable_path=str(bt.CHROMIUM), args=bt.LAUNCH_ARGS
                 )
                 page = browser.new_page(viewport={"width": 1920, "height": 1080})
-                page.add_init_script(NOTE_ARRIVALS)
+                page.add_init_script(bt.NOTE_ARRIVALS)
                 page.goto(voila_url, timeout=90_000)
                 page.locator(".attnlib-present img").wait_for(timeout=90_000)
-                report("voila", page, log_file, args.keys, args.drag_moves)
+                report("voila", page, log_file, args.keys, args.drag_moves, args.opening)
                 bt.open_session(base, token, "latency.ipynb")  # or Run All may be lost (see there)
                 page.goto(f"{base}/lab/tree/latency.ipynb?reset&token={token}", timeout=60_000)
                 page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
                     timeout=60_000
                 )
                 run_all(page)
-                report("JupyterLab", page, log_file, args.keys, args.drag_moves)
+                report("JupyterLab", page, log_file, args.keys, args.drag_moves, args.opening)
                 browser.close()
         finally:
             for proc in (voila_proc, lab_proc):

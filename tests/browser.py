@@ -292,6 +292,54 @@ def new_picture(lab, before: str, what: str, timeout: float = 5.0) -> str:
     return shown
 
 
+#: Added to a page before its scripts run (``page.add_init_script``): notes the arrival time
+#: (wall clock, ms) and size of every websocket message in ``window.__arrivals``, before the
+#: page's own ``onmessage`` handler (JupyterLab's and voila's kernel connections use it) sees it.
+#: A lab's picture is the only kind of message over PICTURE_BYTES.
+NOTE_ARRIVALS = """(() => {
+    window.__arrivals = [];
+    const note = e => {
+        const size = typeof e.data === 'string' ? e.data.length : e.data.byteLength;
+        window.__arrivals.push([performance.timeOrigin + performance.now(), size]);
+    };
+    const proto = WebSocket.prototype;
+    const onmessage = Object.getOwnPropertyDescriptor(proto, 'onmessage');
+    Object.defineProperty(proto, 'onmessage', {
+        configurable: true,
+        get() { return onmessage.get.call(this); },
+        set(handler) {
+            const noting = function (e) { note(e); return handler.call(this, e); };
+            onmessage.set.call(this, handler && noting);
+        },
+    });
+})();"""
+PICTURE_BYTES = 5000
+
+
+def page_clock(page) -> float:
+    """The page's wall clock, in ms (the clock of ``window.__arrivals``)."""
+    return page.evaluate("performance.timeOrigin + performance.now()")
+
+
+def pictures_since(page, since: float) -> int:
+    """How many pictures (messages over PICTURE_BYTES) reached the page after ``since``."""
+    return page.evaluate(
+        "([since, size]) => window.__arrivals.filter(a => a[0] > since && a[1] > size).length",
+        [since, PICTURE_BYTES],
+    )
+
+
+def settle(page, quiet_s: float = 2.0, limit_s: float = 120.0) -> float:
+    """Wait until no picture has reached the page for ``quiet_s`` (every frame drawn ahead has
+    arrived); return the seconds waited, or fail after ``limit_s``."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit_s:
+        if pictures_since(page, page_clock(page) - 1000 * quiet_s) == 0:
+            return time.monotonic() - start
+        time.sleep(0.25)
+    pytest.fail(f"pictures kept arriving for {limit_s:.0f} s")
+
+
 def is_active(button) -> bool:
     return "mod-active" in (button.get_attribute("class") or "")
 

@@ -83,39 +83,50 @@ controls, readouts and caption at ``PRESENT_FONT_PX`` with large slider handles 
 ``attnlib-present``, styled by a ``<style>`` inside the lab). Write a lab's figure for the notebook
 size; present mode needs nothing more from it.
 
-Felt latency. The browser coalesces a drag by itself: ipywidgets' message throttle keeps one
-change of a control in flight and holds back newer values until the kernel reports "idle" for
-it, then sends only the latest. The kernel says "idle" when its handler of the change returns.
-So a change that comes *from the browser* (the control's ``_property_lock`` holds the value, and
-the kernel's asyncio loop is running) is drawn just after that handler returns
-(``loop.call_soon``): the browser learns at once that the kernel has taken the value and sends
-the next one while this frame is drawn and travels, instead of one full round trip later.
-Measured in headless chromium (``benchmarks/lab_latency_in_browser.py``, 2026-11-30, a busy
-shared 2-core machine): present-size drags under voila went from 112-158 ms median to 56-106 ms
-(same-window comparisons with the old code); notebook-size drags and everything in JupyterLab
-changed less than the run-to-run noise. Several changes arriving before the scheduled redraw are
-drawn once, with the latest values. A change made by kernel code (a cell, a test, plain Python)
-redraws at once, so ``lab.state`` and the picture follow it before the next line runs. (The
-earlier attempt deferred every change, kernel-made ones too; under voila its redraws stopped
-after the first one. This one is checked in chromium with JupyterLab and voila by
-``tests/test_labs_in_browser.py`` and the latency benchmark.)
+Felt latency. Once a browser shows a lab, the kernel draws ahead, whenever it is idle, every
+frame one move away (each value of each slider, toggle and checkbox named by ``predraw``, the
+other controls where they are) and the browser keeps them: a move to such a state shows its
+picture, caption and readouts at once, with no round trip (:mod:`attnlib.widgets.predrawn`).
+Measured in headless chromium on the 2-core machine (``benchmarks/lab_latency_in_browser.py``,
+2026-12-01, gradient lab): 5-20 ms median and 11-38 ms 90th percentile from a key press or a
+drag to the new picture, JupyterLab and voila, notebook and present size, against 35-95 ms
+medians before. Drawing ahead takes 0.1-2 s of kernel time per lab after it appears or after a
+move, a frame (~10 ms) at a time, so a move from the browser waits for at most one frame (or
+for one full redraw, ~0.2 s at worst, which comes last). Moves to states not drawn ahead (before
+the frames arrive, or of a control a lab leaves out) go the way described next.
 
-Where the rest of the latency goes (2026-12-01, quiet 2-core machine: the benchmark's breakdown,
-plus ``strace`` of the Jupyter server and of chromium's network process). The kernel's update
-takes 11-19 ms. The server relays each message within a millisecond of the kernel sending it.
-Then the picture's message waits in chromium before the page gets it: ~9 ms for present-size
-frames under voila, mostly 22-41 ms at notebook size and in JupyterLab. Chromium reads a
-websocket 1000 bytes at a time until the throughput it measures passes 1.2 MB/s
+A move that goes to the kernel: the browser coalesces a drag by itself: ipywidgets' message
+throttle keeps one change of a control in flight and holds back newer values until the kernel
+reports "idle" for it, then sends only the latest. The kernel says "idle" when its handler of the
+change returns. So a change that comes *from the browser* (the control's ``_property_lock`` holds
+the value, and the kernel's asyncio loop is running) is drawn just after that handler returns
+(``loop.call_soon``): the browser learns at once that the kernel has taken the value and sends the
+next one while this frame is drawn and travels, instead of one full round trip later. Measured in
+headless chromium (``benchmarks/lab_latency_in_browser.py``, 2026-11-30, a busy shared 2-core
+machine): present-size drags under voila went from 112-158 ms median to 56-106 ms (same-window
+comparisons with the old code); notebook-size drags and everything in JupyterLab changed less than
+the run-to-run noise. Several changes arriving before the scheduled redraw are drawn once, with the
+latest values. A change made by kernel code (a cell, a test, plain Python) redraws at once, so
+``lab.state`` and the picture follow it before the next line runs. (The earlier attempt deferred
+every change, kernel-made ones too; under voila its redraws stopped after the first one. This one
+is checked in chromium with JupyterLab and voila by ``tests/test_labs_in_browser.py`` and the
+latency benchmark.)
+
+Where that round trip's time goes (2026-12-01, quiet 2-core machine, before drawing ahead: the
+benchmark's breakdown, plus ``strace`` of the Jupyter server and of chromium's network process).
+The kernel's update takes 11-19 ms. The server relays each message within a millisecond of the
+kernel sending it. Then the picture's message waits in chromium before the page gets it: ~9 ms for
+present-size frames under voila, mostly 22-41 ms at notebook size and in JupyterLab. Chromium reads
+a websocket 1000 bytes at a time until the throughput it measures passes 1.2 MB/s
 (``net/websockets/websocket_basic_stream.cc``), and in that mode messages sat unread for ~30-40 ms
-on this machine. Present-size frames (~73 kB of JPEG, ~1.5 MB/s while dragging) keep voila in
-the 131 kB-read mode; in JupyterLab, whose frames come slower, even they do not. Smaller frames
-did not help (a JPEG at notebook size, a quarter-height PNG: same latency); uncompressed 750 kB
-frames did (voila, notebook size: drags 87 -> 44 ms median) but would send 15 MB/s over a real
-network, so the labs don't. Ruled out as causes: TCP (with or without ``TCP_NODELAY`` on the
-server's sockets, the same), the page's JavaScript (it handles each message within 0.5 ms of
-chromium delivering it), the test driver's DevTools connection (a bare headless chromium, no
-DevTools, measured the same) and CPU for chromium (its network and renderer processes run at
-nice -15: the same).
+on this machine. Present-size frames (~73 kB of JPEG, ~1.5 MB/s while dragging) keep voila in the
+131 kB-read mode; in JupyterLab, whose frames come slower, even they do not. Smaller frames did not
+help (a JPEG at notebook size, a quarter-height PNG: same latency); uncompressed 750 kB frames did
+(voila, notebook size: drags 87 -> 44 ms median) but would send 15 MB/s over a real network, so the
+labs don't. Ruled out as causes: TCP (with or without ``TCP_NODELAY`` on the server's sockets, the
+same), the page's JavaScript (it handles each message within 0.5 ms of chromium delivering it), the
+test driver's DevTools connection (a bare headless chromium, no DevTools, measured the same) and
+CPU for chromium (its network and renderer processes run at nice -15: the same).
 
 In a saved notebook, the lab's output carries a PNG of its state when it was displayed beside the
 widget view, so GitHub, nbviewer, static HTML and an untrusted JupyterLab show the picture where
@@ -131,7 +142,7 @@ import io
 import struct
 import traceback
 import zlib
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any
 
 import ipywidgets as widgets
@@ -147,6 +158,8 @@ from matplotlib.text import Text
 from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 from numpy.typing import ArrayLike
+
+from .predrawn import MAX_PREDRAWN, PredrawnFrames, position, reachable, state_key
 
 __all__ = ["Lab", "LiveFigure", "TextLabels", "encode_jpeg", "encode_png", "slider_style"]
 
@@ -164,6 +177,9 @@ PRESENT_MIN_TEXT_PX = 14 * 96 / 72
 
 #: Present mode: font size of the controls, readouts and caption, in CSS pixels (14 pt ~ 18.7).
 PRESENT_FONT_PX = 20
+
+#: Seconds without a change before the kernel draws ahead again (a drag is left to finish).
+PREDRAW_DELAY_S = 0.2
 
 #: JPEG quality of present-mode frames.
 JPEG_QUALITY = 90
@@ -402,7 +418,12 @@ class LiveFigure:
         self._backgrounds.clear()
 
     def refresh(self, full: bool = False, static_key: Hashable = None) -> None:
-        """Redraw and push a new frame to ``image``.
+        """Redraw and push a new frame to ``image`` (the parameters are :meth:`render`'s)."""
+        self.image.value = self.render(full, static_key)
+        self.frames += 1
+
+    def render(self, full: bool = False, static_key: Hashable = None) -> bytes:
+        """Redraw and return the frame, encoded in ``image_format``, without showing it.
 
         Parameters
         ----------
@@ -430,8 +451,7 @@ class LiveFigure:
         for artist in self._animated:
             if artist.get_visible():
                 self.figure.draw_artist(artist)
-        self.image.value = self.encode()
-        self.frames += 1
+        return self.encode()
 
     def has_background(self, static_key: Hashable = None) -> bool:
         """Is a background cached for ``static_key`` (so the next refresh is a partial one)?"""
@@ -523,12 +543,19 @@ class Lab(widgets.VBox):
         heads that divide the query heads, say). A value it changes does not start an update of
         its own: the update under way draws it, so one move makes one frame. Use ``hold_sync()``
         when it sets a control's options and value together.
+    predraw : iterable of str, optional
+        The controls along which a browser gets frames drawn ahead of time (see
+        :mod:`attnlib.widgets.predrawn`); by default every control whose values can be listed.
+        A lab whose controls follow one another (``sync_controls``, or observers of its own)
+        names only the controls whose moves change no other control: a frame drawn ahead
+        cannot know that change.
 
     Attributes
     ----------
     controls, view, state, live (the LiveFigure), errors (an ipywidgets.Output), last_error,
     readouts (slider name -> the ipywidgets.Label showing its value), caption (ipywidgets.HTML),
-    present.
+    present, predrawn (the :class:`~attnlib.widgets.predrawn.PredrawnFrames` widget), sent (the
+    keys of the frames sent to it, oldest first).
     """
 
     #: Width of the readout column beside a slider, beyond its widest value, in ``ch``.
@@ -547,6 +574,7 @@ class Lab(widgets.VBox):
         static_key: Callable[..., Hashable] | None = None,
         present: bool = False,
         sync_controls: Callable[[Mapping[str, widgets.ValueWidget]], None] | None = None,
+        predraw: Iterable[str] | None = None,
     ) -> None:
         if not isinstance(present, bool | np.bool_):
             raise TypeError(f"present must be True or False; got {present!r}")
@@ -563,6 +591,13 @@ class Lab(widgets.VBox):
             if function is not None and not callable(function):
                 raise TypeError(f"{name} must be a function or None; got {type(function).__name__}")
         self.controls = dict(controls)
+        self._predraw = list(self.controls) if predraw is None else list(predraw)
+        unknown = [name for name in self._predraw if name not in self.controls]
+        if unknown:
+            raise ValueError(
+                f"predraw names controls the lab does not have: {unknown}; its controls are"
+                f" {list(self.controls)}"
+            )
         self._make_view = make_view
         self._update_view = update_view
         self._caption = caption
@@ -570,6 +605,11 @@ class Lab(widgets.VBox):
         self._sync_controls = sync_controls
         self._syncing = False
         self._pending = False  # a redraw is scheduled on the kernel's loop (see _on_change)
+        self.sent: dict[str, None] = {}  # keys of the frames drawn ahead and sent, oldest first
+        self._picture_key: str | None = None  # the state key of the frame in live.image
+        self._predraw_queue: Iterator[tuple[str, dict[str, Any], dict[str, str]]] = iter(())
+        self._predraw_later: list[tuple[str, dict[str, Any], dict[str, str]]] | None = None
+        self._predraw_timer: asyncio.TimerHandle | asyncio.Handle | None = None
         self.present = bool(present)
         if self.present:
             dpi = PRESENT_WIDTH_PX / figsize[0]
@@ -601,6 +641,13 @@ class Lab(widgets.VBox):
             children=[*header, self.controls_box, self.caption, self.live.image, self.errors]
         )
         self.add_class("attnlib-lab")  # for browser tests and page styles
+        self.predrawn = PredrawnFrames(
+            self.live.image,
+            self.caption,
+            self.readouts,
+            list(self.controls.values()),
+            self._on_browser_message,
+        )
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.update()
@@ -699,6 +746,10 @@ class Lab(widgets.VBox):
 
     def update(self) -> None:
         """Apply the controls' values to the figure; show any error in ``errors``."""
+        self._update(redraw_sent=True)
+
+    def _update(self, redraw_sent: bool) -> None:
+        """``update``; with ``redraw_sent=False`` no frame is drawn if the browser has it."""
         if self._syncing:  # a value set by sync_controls: the update under way draws it
             return
         self._pending = False  # a scheduled redraw has nothing left to do
@@ -712,14 +763,12 @@ class Lab(widgets.VBox):
             self._show_readouts()
             values = self.values()
             self.state = self._update_view(self.view, **values)
-            key = self._static_key(**values) if self._static_key else None
-            if self.present and key != self._last_key:  # static parts (tick labels) may be new
-                self._raise_small_text()
-            self._last_key = key
-            self.live.refresh(static_key=key)
-            if self._caption is not None:
-                text = self._caption(self.state)
-                self.caption.value = html.escape(text).replace("\n", "<br>")
+            key = self._state_key()
+            if redraw_sent or key not in self.sent:
+                self.live.image.value = self._render(values)
+                self.live.frames += 1
+                self._picture_key = key
+            self.caption.value = self._caption_html(self.state)
         except Exception as err:  # shown to the user, kept for tests
             self.last_error = err
             self.errors.outputs = ()
@@ -730,6 +779,122 @@ class Lab(widgets.VBox):
             if self.last_error is not None:
                 self.last_error = None
                 self.errors.outputs = ()
+        if self.sent:  # a browser has frames drawn ahead: draw those of the new state
+            self._start_predraw(PREDRAW_DELAY_S)
+
+    def _render(self, values: Mapping[str, Any]) -> bytes:
+        """Draw the frame of ``values`` (``update_view`` has set the view to them)."""
+        key = self._static_key(**values) if self._static_key else None
+        if self.present and key != self._last_key:  # static parts (tick labels) may be new
+            self._raise_small_text()
+        self._last_key = key
+        return self.live.render(static_key=key)
+
+    def _caption_html(self, state: Any) -> str:
+        if self._caption is None:
+            return ""
+        return html.escape(self._caption(state)).replace("\n", "<br>")
+
+    def _state_key(self) -> str:
+        return state_key([position(control) for control in self.controls.values()])
+
+    def _on_browser_message(self, content: dict) -> None:
+        """A browser said "hello" (draw ahead for it) or "want" (it lacks this state's frame)."""
+        if content.get("type") == "hello":
+            self.sent.clear()
+            self._start_predraw(0.0)
+        elif content.get("type") == "want":
+            key = content.get("key")
+            self.sent.pop(key, None)
+            if key == self._state_key() and key != self._picture_key:
+                self.update()
+
+    def _ahead(self) -> Iterator[tuple[str, dict[str, Any], dict[str, str]]]:
+        """(key, values, readout texts) of the current state, then of every state one move of a
+        ``predraw`` control away, nearest first."""
+        names = list(self.controls)
+        positions = [position(control) for control in self.controls.values()]
+        values = self.values()
+        readouts = {name: label.value for name, label in self.readouts.items()}
+        yield state_key(positions), values, readouts
+        axes = []
+        for name in self._predraw:
+            moves = reachable(self.controls[name])
+            here = names.index(name)
+            places = [place for place, _ in moves or ()]
+            if positions[here] in places:
+                axes.append((name, here, moves, places.index(positions[here])))
+        for distance in range(1, max((len(axis[2]) for axis in axes), default=0)):
+            for name, here, moves, now in axes:
+                for step in (now + distance, now - distance):
+                    if 0 <= step < len(moves):
+                        place, value = moves[step]
+                        moved = [*positions[:here], place, *positions[here + 1 :]]
+                        shown = dict(readouts)
+                        if name in shown:  # a selection shows its label, a number its value
+                            spec = getattr(self.controls[name], "readout_format", None)
+                            shown[name] = (
+                                str(place[1]) if isinstance(place, list) else _format(value, spec)
+                            )
+                        yield state_key(moved), {**values, name: value}, shown
+
+    def _start_predraw(self, delay: float) -> None:
+        """(Re)start drawing ahead from the current state, after ``delay`` seconds of calm.
+
+        On the kernel's loop one frame is drawn per turn of the loop, so a move from the browser
+        waits for at most one frame. Without a running loop (plain Python, tests) every frame is
+        drawn at once.
+        """
+        if self._predraw_timer is not None:
+            self._predraw_timer.cancel()
+            self._predraw_timer = None
+        self._predraw_queue = self._ahead()
+        self._predraw_later = []
+        loop = _running_loop()
+        if loop is None:
+            while self._predraw_next():
+                pass
+        else:
+            self._predraw_timer = loop.call_later(delay, self._predraw_step, loop)
+
+    def _predraw_step(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._predraw_timer = loop.call_soon(self._predraw_step, loop)
+        if not self._predraw_next():
+            self._predraw_timer.cancel()
+            self._predraw_timer = None
+
+    def _predraw_next(self) -> bool:
+        """Draw and send the next frame the browser lacks; False when there is none left.
+
+        A frame whose static parts are not cached yet costs a full draw (~10-20x a partial one,
+        up to ~0.2 s that a move from the browser would wait for): those come last.
+        """
+        current = self._state_key()
+        for key, values, readouts in self._predraw_queue:
+            if key in self.sent:
+                continue
+            static = self._static_key(**values) if self._static_key else None
+            if not self.live.has_background(static) and self._predraw_later is not None:
+                self._predraw_later.append((key, values, readouts))
+                continue
+            if key == current and key == self._picture_key:
+                picture, caption = self.live.image.value, self.caption.value
+            else:
+                try:
+                    state = self._update_view(self.view, **values)
+                    picture, caption = self._render(values), self._caption_html(state)
+                except Exception:  # a move there will show the error; nothing to draw ahead
+                    continue
+            self.predrawn.send_frame(key, picture, caption, readouts)
+            self.sent[key] = None
+            if len(self.sent) > MAX_PREDRAWN:
+                del self.sent[next(iter(self.sent))]
+            return True
+        if self._predraw_later:  # now the frames that need a full draw
+            self._predraw_queue, self._predraw_later = iter(self._predraw_later), None
+            return self._predraw_next()
+        self._update_view(self.view, **self.values())  # the view shows the current state again
+        return False
 
     def _on_change(self, change: dict) -> None:
         """Redraw now, or, for a move in the browser, right after the kernel reports idle."""
@@ -743,7 +908,7 @@ class Lab(widgets.VBox):
 
     def _draw_pending(self) -> None:
         if self._pending:  # not drawn meanwhile by a direct update()
-            self.update()
+            self._update(redraw_sent=False)
 
     def render_naive(self) -> bytes:
         """Rebuild the figure from scratch and render it to PNG, as ``interact`` + inline does.
@@ -763,7 +928,7 @@ class Lab(widgets.VBox):
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return bundle
-        if self._pending:
+        if self._pending or self._picture_key != self._state_key():
             self.update()
         mime = f"image/{self.live.image_format}"
         bundle[mime] = base64.b64encode(self.live.image.value).decode("ascii")

@@ -544,6 +544,7 @@ def tiling_lab(
         title="Tiling lab: tiled attention, one tile at a time",
         caption=tiling_caption,
         present=present,
+        predraw=("step",),  # a move of block size or causal may move the step (below)
     )
 
     def follow(change: dict) -> None:
