@@ -90,8 +90,9 @@ picture, caption and readouts at once, with no round trip (:mod:`attnlib.widgets
 Measured in headless chromium on the 2-core machine (``benchmarks/lab_latency_in_browser.py``,
 2026-12-01, gradient lab): 5-20 ms median and 11-38 ms 90th percentile from a key press or a
 drag to the new picture, JupyterLab and voila, notebook and present size, against 35-95 ms
-medians before. Drawing ahead takes 0.1-2 s of kernel time per lab after it appears or after a
-move, a frame (~10 ms) at a time, so a move from the browser waits for at most one frame (or
+medians before. Drawing ahead takes 0.1-2 s of kernel time per lab after it appears, and again
+for the frames a move makes new (4 after a step of the gradient lab, 150 after a change of its
+d_k), a frame (~10 ms) at a time, so a move from the browser waits for at most one frame (or
 for one full redraw, ~0.2 s at worst, which comes last). Moves to states not drawn ahead (before
 the frames arrive, or of a control a lab leaves out) go the way described next.
 
