@@ -7,6 +7,8 @@
   handles at least 24 px; every control (toggle buttons, sliders by arrow keys, checkboxes,
   dropdowns) changes the picture; no error. The median arrow-key latency is printed;
   ``benchmarks/lab_latency_in_browser.py`` measures keys and drags in JupyterLab and voila.
+* ``04_softmax_saturation`` under voila, README's other way to present: its text and lab show
+  without code; every control moves the picture.
 * ``06_masking`` in JupyterLab as a student sees it: the stored picture shows before anything
   runs; Run All; every control moves the picture; the controls read cleanly at a laptop's and a
   projector's width (900 and 1920 px).
@@ -63,6 +65,8 @@ import attnlib.widgets
 STUDENT_NOTEBOOK = ROOT / "notebooks" / "06_masking.ipynb"
 #: Every lab at presenting size, served by voila as in README's instructor section.
 BENCH = ROOT / "notebooks" / "lab_bench.ipynb"
+#: The lab notebook README's instructor section offers to present on its own, under voila.
+PRESENTED_NOTEBOOK = ROOT / "notebooks" / "04_softmax_saturation.ipynb"
 #: Browser window widths at which the controls must read cleanly: a laptop with the file
 #: browser open, and a full-HD projector.
 LAYOUT_WIDTHS = (900, 1920)
@@ -81,15 +85,21 @@ def browser_tools() -> None:
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
-    """JupyterLab (a copy of the student notebook), voila (the lab bench) and chromium, all
-    started together.
+    """JupyterLab (a copy of the student notebook), voila (the lab bench; one lab notebook) and
+    chromium, all started together.
 
-    Yields {"lab": (base url, token), "voila": page url, "browser": chromium}.
+    Yields {"lab": (base url, token), "voila": page url, "voila_notebook": page url,
+    "browser": chromium}.
     """
     home = tmp_path_factory.mktemp("servers")
-    with (home / "jupyterlab.log").open("wb") as lab_log, (home / "voila.log").open("wb") as log:
+    with (
+        (home / "jupyterlab.log").open("wb") as lab_log,
+        (home / "voila.log").open("wb") as log,
+        (home / "voila-notebook.log").open("wb") as notebook_log,
+    ):
         lab_proc, base, token = start_jupyterlab(home, [STUDENT_NOTEBOOK], lab_log)
         voila_proc, voila_url = start_voila(home, BENCH, log)
+        notebook_proc, notebook_url = start_voila(home, PRESENTED_NOTEBOOK, notebook_log)
         try:
             with sync_playwright() as playwright:
                 chromium = playwright.chromium.launch(
@@ -100,11 +110,19 @@ def servers(tmp_path_factory):
                     status = f"{base}/api/status?token={token}"
                     wait_until_serving(lab_proc, status, home / "jupyterlab.log", deadline)
                     wait_until_listening(voila_proc, voila_url, home / "voila.log", deadline)
-                    yield {"lab": (base, token), "voila": voila_url, "browser": chromium}
+                    wait_until_listening(
+                        notebook_proc, notebook_url, home / "voila-notebook.log", deadline
+                    )
+                    yield {
+                        "lab": (base, token),
+                        "voila": voila_url,
+                        "voila_notebook": notebook_url,
+                        "browser": chromium,
+                    }
                 finally:
                     chromium.close()
         finally:
-            stop(voila_proc, lab_proc)
+            stop(voila_proc, notebook_proc, lab_proc)
 
 
 # Bounding boxes of every part of every control row of a lab, measured in the page: the row,
@@ -227,6 +245,34 @@ def test_a_lab_notebook_in_jupyterlab_as_a_student_sees_it(servers) -> None:
     except BaseException:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=ARTIFACTS / f"{name}-failure.png")
+        raise
+    finally:
+        page.close()
+
+
+def test_a_lab_notebook_under_voila_as_readme_offers_to_present_it(servers) -> None:
+    """README's other way to present: one lab notebook under voila, its text and lab without
+    its code; every control moves the picture; no error."""
+    name = PRESENTED_NOTEBOOK.stem
+    page = servers["browser"].new_page(viewport={"width": 1920, "height": 1080})
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    try:
+        page.goto(servers["voila_notebook"], timeout=60_000)
+        lab = page.locator(".attnlib-lab").first
+        lab.locator("img").wait_for(timeout=60_000)
+        assert page.get_by_text("Softmax saturation").count() > 0, "the notebook's text is missing"
+        code = page.locator(".cm-editor, .CodeMirror, .jp-InputArea-editor")
+        assert code.count() == 0, f"{code.count()} code cells shown"
+        lab.scroll_into_view_if_needed()
+        move_every_control(page, lab)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=ARTIFACTS / f"voila-{name}.png")
+        assert shows_no_error(lab), "the lab shows an error"
+        assert not errors, f"errors in the page: {errors}"
+    except BaseException:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=ARTIFACTS / f"voila-{name}-failure.png")
         raise
     finally:
         page.close()
