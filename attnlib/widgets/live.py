@@ -83,18 +83,18 @@ controls, readouts and caption at ``PRESENT_FONT_PX`` with large slider handles 
 ``attnlib-present``, styled by a ``<style>`` inside the lab). Write a lab's figure for the notebook
 size; present mode needs nothing more from it.
 
-Felt latency. Once a browser shows a lab, the kernel draws ahead, whenever it is idle, every
-frame one move away (each value of each slider, toggle and checkbox named by ``predraw``, the
-other controls where they are) and the browser keeps them: a move to such a state shows its
-picture, caption and readouts at once, with no round trip (:mod:`attnlib.widgets.predrawn`).
-Measured in headless chromium on the 2-core machine (``benchmarks/lab_latency_in_browser.py``,
-2026-12-01, gradient lab): 5-20 ms median and 11-38 ms 90th percentile from a key press or a
-drag to the new picture, JupyterLab and voila, notebook and present size, against 35-95 ms
-medians before. Drawing ahead takes 0.1-2 s of kernel time per lab after it appears, and again
+Felt latency. Once a browser shows a lab, the kernel draws ahead, whenever it is idle, every frame
+one move away (each value of each slider, toggle and checkbox named by ``predraw``, the other
+controls where they are) and the browser keeps them: a move to such a state shows its picture,
+caption and readouts at once, with no round trip (:mod:`attnlib.widgets.predrawn`). Measured in
+headless chromium on the 2-core machine (``benchmarks/lab_latency_in_browser.py``, 2026-12-01,
+gradient lab), from a key press or a drag to the new picture, JupyterLab and voila, notebook and
+present size: keys 5-9 ms median (90th percentile 7-51 ms), drags 8-17 ms (20-43 ms), against 35-95
+ms medians before. Drawing ahead takes 0.1-2 s of kernel time per lab after it appears, and again
 for the frames a move makes new (4 after a step of the gradient lab, 150 after a change of its
-d_k), a frame (~10 ms) at a time, so a move from the browser waits for at most one frame (or
-for one full redraw, ~0.2 s at worst, which comes last). Moves to states not drawn ahead (before
-the frames arrive, or of a control a lab leaves out) go the way described next.
+d_k), a frame (~10 ms) at a time, so a move from the browser waits for at most one frame (or for
+one full redraw, ~0.2 s at worst, which comes last). Moves to states not drawn ahead (before the
+frames arrive, or of a control a lab leaves out) go the way described next.
 
 A move that goes to the kernel: the browser coalesces a drag by itself: ipywidgets' message
 throttle keeps one change of a control in flight and holds back newer values until the kernel
@@ -178,9 +178,6 @@ PRESENT_MIN_TEXT_PX = 14 * 96 / 72
 
 #: Present mode: font size of the controls, readouts and caption, in CSS pixels (14 pt ~ 18.7).
 PRESENT_FONT_PX = 20
-
-#: Seconds without a change before the kernel draws ahead again (a drag is left to finish).
-PREDRAW_DELAY_S = 0.2
 
 #: JPEG quality of present-mode frames.
 JPEG_QUALITY = 90
@@ -610,7 +607,7 @@ class Lab(widgets.VBox):
         self._picture_key: str | None = None  # the state key of the frame in live.image
         self._predraw_queue: Iterator[tuple[str, dict[str, Any], dict[str, str]]] = iter(())
         self._predraw_later: list[tuple[str, dict[str, Any], dict[str, str]]] | None = None
-        self._predraw_timer: asyncio.TimerHandle | asyncio.Handle | None = None
+        self._predraw_handle: asyncio.Handle | None = None
         self.present = bool(present)
         if self.present:
             dpi = PRESENT_WIDTH_PX / figsize[0]
@@ -781,7 +778,7 @@ class Lab(widgets.VBox):
                 self.last_error = None
                 self.errors.outputs = ()
         if self.sent:  # a browser has frames drawn ahead: draw those of the new state
-            self._start_predraw(PREDRAW_DELAY_S)
+            self._start_predraw()
 
     def _render(self, values: Mapping[str, Any]) -> bytes:
         """Draw the frame of ``values`` (``update_view`` has set the view to them)."""
@@ -803,7 +800,7 @@ class Lab(widgets.VBox):
         """A browser said "hello" (draw ahead for it) or "want" (it lacks this state's frame)."""
         if content.get("type") == "hello":
             self.sent.clear()
-            self._start_predraw(0.0)
+            self._start_predraw()
         elif content.get("type") == "want":
             key = content.get("key")
             self.sent.pop(key, None)
@@ -839,16 +836,18 @@ class Lab(widgets.VBox):
                             )
                         yield state_key(moved), {**values, name: value}, shown
 
-    def _start_predraw(self, delay: float) -> None:
-        """(Re)start drawing ahead from the current state, after ``delay`` seconds of calm.
+    def _start_predraw(self) -> None:
+        """(Re)start drawing ahead from the current state.
 
         On the kernel's loop one frame is drawn per turn of the loop, so a move from the browser
-        waits for at most one frame. Without a running loop (plain Python, tests) every frame is
-        drawn at once.
+        waits for at most one frame. Drawing goes on during a drag, ahead of it: with a 0.2 s
+        pause after each move instead (to leave the drag the CPU), drags in a lab's first
+        seconds took 60-67 ms median, against 9-17 ms without. Without a running loop (plain
+        Python, tests) every frame is drawn at once.
         """
-        if self._predraw_timer is not None:
-            self._predraw_timer.cancel()
-            self._predraw_timer = None
+        if self._predraw_handle is not None:
+            self._predraw_handle.cancel()
+            self._predraw_handle = None
         self._predraw_queue = self._ahead()
         self._predraw_later = []
         loop = _running_loop()
@@ -856,13 +855,13 @@ class Lab(widgets.VBox):
             while self._predraw_next():
                 pass
         else:
-            self._predraw_timer = loop.call_later(delay, self._predraw_step, loop)
+            self._predraw_handle = loop.call_soon(self._predraw_step, loop)
 
     def _predraw_step(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._predraw_timer = loop.call_soon(self._predraw_step, loop)
+        self._predraw_handle = loop.call_soon(self._predraw_step, loop)
         if not self._predraw_next():
-            self._predraw_timer.cancel()
-            self._predraw_timer = None
+            self._predraw_handle.cancel()
+            self._predraw_handle = None
 
     def _predraw_next(self) -> bool:
         """Draw and send the next frame the browser lacks; False when there is none left.
