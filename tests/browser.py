@@ -329,6 +329,53 @@ def pictures_since(page, since: float) -> int:
     )
 
 
+#: Arms ``window.__pictureChanged``: a promise of the time (as in ``__arrivals``) at which the
+#: lab's picture next changes.
+WATCH_PICTURE = """lab => {
+    const img = lab.querySelector('img');
+    window.__pictureChanged = new Promise(resolve => new MutationObserver((_, observer) => {
+        observer.disconnect();
+        resolve(performance.timeOrigin + performance.now());
+    }).observe(img, {attributes: true, attributeFilter: ['src']}));
+}"""
+
+
+def pictures_before_next_picture(page, lab, key: str, timeout_s: float = 5.0) -> int:
+    """Press ``key`` (on the focused control) and count the pictures that reached the page
+    between the key press and the lab's picture changing; fail if it does not change."""
+    lab.evaluate(WATCH_PICTURE)
+    since = page_clock(page)
+    page.keyboard.press(key)
+    changed = page.evaluate(
+        "ms => Promise.race([window.__pictureChanged,"
+        " new Promise(resolve => setTimeout(() => resolve(null), ms))])",
+        timeout_s * 1000,
+    )
+    if changed is None:
+        pytest.fail(f"the lab's picture did not change after {key} (waited {timeout_s} s)")
+    return page.evaluate(
+        "([since, until, size]) => window.__arrivals.filter("
+        "a => a[0] > since && a[0] <= until && a[1] > size).length",
+        [since, changed, PICTURE_BYTES],
+    )
+
+
+def kernel_answered(page, since: float, quiet_ms: float = 150, timeout_s: float = 10) -> None:
+    """Wait until the kernel has answered a move made at ``since`` (page clock): a message that
+    is not a picture has arrived since, and none for ``quiet_ms``. A picture drawn ahead shows
+    before the kernel's answer, which may still move other controls (a slider's end)."""
+    page.wait_for_function(
+        """([since, quiet, size]) => {
+            const answer = window.__arrivals.filter(a => a[0] > since && a[1] <= size);
+            const now = performance.timeOrigin + performance.now();
+            return answer.length > 0 && now - answer[answer.length - 1][0] > quiet;
+        }""",
+        arg=[since, quiet_ms, PICTURE_BYTES],
+        polling=50,
+        timeout=timeout_s * 1000,
+    )
+
+
 def settle(page, quiet_s: float = 2.0, limit_s: float = 120.0) -> float:
     """Wait until no picture has reached the page for ``quiet_s`` (every frame drawn ahead has
     arrived); return the seconds waited, or fail after ``limit_s``."""
@@ -347,14 +394,23 @@ def is_active(button) -> bool:
 def move_every_control(page, lab) -> list[float]:
     """Click every toggle button, step every slider both ways with the arrow keys, click every
     checkbox, choose in every dropdown; each must change the picture. Returns the seconds from
-    each arrow key to the new picture."""
+    each arrow key to the new picture. The page needs NOTE_ARRIVALS: before a slider is read, the
+    kernel's answer to the last move is awaited (a picture drawn ahead shows first; the answer
+    may still move the slider's end)."""
     shown = picture(lab)
     key_seconds = []
     buttons = lab.locator(".widget-toggle-buttons button")
+    last_move = None  # page clock of the last move made, if any
+
+    def click(button, what: str) -> str:
+        nonlocal last_move
+        last_move = page_clock(page)
+        button.click()
+        return new_picture(lab, shown, what)
+
     for i in range(buttons.count()):  # every choice of every toggle-button row
         if not is_active(buttons.nth(i)):
-            buttons.nth(i).click()
-            shown = new_picture(lab, shown, f"clicking button {i}")
+            shown = click(buttons.nth(i), f"clicking button {i}")
     sliders = lab.locator(".widget-slider .noUi-handle")
     assert sliders.count() >= 1, "the lab shows no slider"
     for i in range(sliders.count()):
@@ -364,19 +420,19 @@ def move_every_control(page, lab) -> list[float]:
             if not slider.evaluate(disabled):
                 break
             if not is_active(buttons.nth(j)):
-                buttons.nth(j).click()
-                shown = new_picture(lab, shown, f"clicking button {j}")
+                shown = click(buttons.nth(j), f"clicking button {j}")
         assert not slider.evaluate(disabled), f"slider {i} is never enabled"
+        if last_move is not None:  # the slider's end may follow the last move
+            kernel_answered(page, last_move)
         at_max = slider.get_attribute("aria-valuenow") == slider.get_attribute("aria-valuemax")
         slider.focus()
         for key in ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft"):
-            start = time.perf_counter()
+            start, last_move = time.perf_counter(), page_clock(page)
             page.keyboard.press(key)
             shown = new_picture(lab, shown, f"{key} on slider {i}")
             key_seconds.append(time.perf_counter() - start)
     for i in range(lab.locator("input[type='checkbox']").count()):
-        lab.locator("input[type='checkbox']").nth(i).click()
-        shown = new_picture(lab, shown, f"clicking checkbox {i}")
+        shown = click(lab.locator("input[type='checkbox']").nth(i), f"clicking checkbox {i}")
     for i in range(lab.locator("select").count()):
         select = lab.locator("select").nth(i)
         options = select.locator("option").all_inner_texts()

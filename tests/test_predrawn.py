@@ -24,7 +24,7 @@ from attnlib.widgets import (
 )
 from attnlib.widgets.gradients import D_K_OPTIONS, LAB_STEPS
 from attnlib.widgets.live import Lab
-from attnlib.widgets.predrawn import position, reachable, state_key
+from attnlib.widgets.predrawn import detached_copy, position, reachable, state_key
 
 
 class StandInModel:
@@ -47,12 +47,12 @@ LABS = {
 }
 
 
-def say_hello(lab: Lab) -> dict[str, tuple[bytes, str, dict]]:
-    """What the lab sends a browser that says "hello", by key (no loop runs: sent at once)."""
+def say_hello(lab: Lab) -> dict[tuple[str, ...], tuple[bytes, str, dict]]:
+    """What the lab sends a browser that says "hello", by keys (no loop runs: sent at once)."""
     sent = {}
 
-    def record(key, picture, caption, readouts):
-        sent[key] = (picture, caption, dict(readouts))
+    def record(keys, picture, caption, readouts):
+        sent[tuple(keys)] = (picture, caption, dict(readouts))
 
     lab.predrawn.send_frame = record
     lab.predrawn._handle_custom_msg({"type": "hello"}, [])
@@ -111,14 +111,15 @@ def test_reachable_is_none_for_controls_whose_values_cannot_be_listed() -> None:
     assert reachable(widgets.IntRangeSlider()) is None
 
 
-def test_predraw_must_name_controls_of_the_lab() -> None:
-    with pytest.raises(ValueError, match=r"predraw names controls the lab does not have: \['x'\]"):
-        Lab(
-            {"n": widgets.IntSlider(description="n")},
-            lambda fig: ({}, []),
-            lambda view, n: n,
-            predraw=["x"],
-        )
+def test_a_detached_copy_has_the_controls_state_and_sends_nothing(monkeypatch) -> None:
+    slider = widgets.SelectionSlider(options=[("a", 10), ("b", 20)], value=20)
+    copy = detached_copy(slider)
+    assert (copy.options, copy.value) == (slider.options, 20)
+    fail = lambda **message: pytest.fail(f"sent {message}")  # noqa: E731
+    monkeypatch.setattr(copy.comm, "send", fail, raising=False)
+    copy.value = 10
+    assert slider.value == 20
+    copy.close()
 
 
 # --- what a browser gets ------------------------------------------------------------------------
@@ -134,12 +135,12 @@ def test_hello_gets_the_current_state_and_every_state_one_move_away(greeted) -> 
     expected = {key(16, False, 5), key(16, True, 5)}
     expected |= {key(d, False, 5) for d in D_K_OPTIONS}
     expected |= {key(16, False, s) for s in range(LAB_STEPS + 1)}
-    assert set(sent) == expected
-    assert next(iter(sent)) == key(16, False, 5)  # the current state first
+    assert {key for keys in sent for key in keys} == expected
+    assert next(iter(sent)) == (key(16, False, 5),)  # the current state first
 
 
 def test_frames_that_need_a_full_draw_come_after_every_cheaper_one(greeted) -> None:
-    keys = list(greeted_lab(greeted, "gradient_lab")[1])
+    keys = [keys[0] for keys in greeted_lab(greeted, "gradient_lab")[1]]
     new_d_k = [i for i, k in enumerate(keys) if json.loads(k)[0][1] != "16"]
     assert min(new_d_k) == len(keys) - len(new_d_k)  # the other d_k (new backgrounds) last
 
@@ -149,29 +150,29 @@ def test_a_frame_drawn_ahead_is_what_the_lab_shows_when_moved_there(greeted, nam
     lab, sent = greeted_lab(greeted, name)
     assert len(sent) > 1
     start = {n: c.value for n, c in lab.controls.items()}
-    checked = list(sent)[1::4][:6]  # a sample over every control drawn ahead
-    for key in checked:
-        for control_name, (_, value) in moved_to(lab, key, start).items():
-            lab.controls[control_name].value = value
-        assert lab._state_key() == key
-        picture, caption, readouts = sent[key]
-        assert picture == lab.live.image.value, f"{name}: the picture of {key}"
-        assert caption == lab.caption.value, f"{name}: the caption of {key}"
-        assert readouts == {n: r.value for n, r in lab.readouts.items()}, key
+    here = json.loads(lab._state_key())
+    checked = list(sent)[1::3][:8]  # a sample over every control drawn ahead
+    for keys in checked:
+        # the key before any control follows the move differs in the moved control only
+        (moved,) = [i for i, (a, b) in enumerate(zip(here, json.loads(keys[0]))) if a != b]
+        control = list(lab.controls.values())[moved]
+        (value,) = [v for place, v in reachable(control) if place == json.loads(keys[0])[moved]]
+        control.value = value
+        assert lab._state_key() == keys[-1], f"{name}: where moving {control.description} led"
+        picture, caption, readouts = sent[keys]
+        assert picture == lab.live.image.value, f"{name}: the picture of {keys}"
+        assert caption == lab.caption.value, f"{name}: the caption of {keys}"
+        assert readouts == {n: r.value for n, r in lab.readouts.items()}, keys
         for control_name, value in start.items():  # back, for the next key
             lab.controls[control_name].value = value
 
 
-def moved_to(lab: Lab, key: str, start: dict) -> dict:
-    """The (position, value) of the one control that ``key`` moves away from ``start``."""
-    places = json.loads(key)
-    moves = {}
-    for (name, control), place in zip(lab.controls.items(), places, strict=True):
-        for reached_place, value in reachable(control) or ():
-            if reached_place == place and value != start[name]:
-                moves[name] = (place, value)
-    assert len(moves) <= 1
-    return moves
+def test_a_move_that_renames_options_is_drawn_ahead_under_both_keys(greeted) -> None:
+    lab, sent = greeted_lab(greeted, "masking_lab")
+    renamed = [keys for keys in sent if len(keys) == 2]
+    assert renamed, "no move of the masking lab renames the query's options"
+    before, after = (json.loads(key) for key in renamed[0])
+    assert before[0][0] == after[0][0] and before[0][1] != after[0][1]  # same query, new label
 
 
 def test_drawing_ahead_leaves_the_lab_on_its_state() -> None:
@@ -209,7 +210,7 @@ def test_a_move_from_the_browser_to_a_state_it_has_draws_no_frame() -> None:
 def test_a_move_from_the_browser_to_a_state_it_lacks_is_drawn() -> None:
     lab = saturation_lab(query=2)
     say_hello(lab)
-    lab.sent.pop(lab._state_key().replace(",2]", ",3]"))
+    lab.sent.pop(lab._state_key().replace(",2]", ",3]"))  # as if the browser dropped it
     frames = lab.live.frames
     browser_moves(lab, "query", 3)
     assert lab.live.frames == frames + 1
@@ -224,7 +225,7 @@ def test_want_of_the_current_state_draws_it_and_sends_its_frame_again() -> None:
     lab.predrawn.send_frame = lambda key, *frame: sent_again.append(key)
     lab.predrawn._handle_custom_msg({"type": "want", "key": key}, [])
     assert lab.live.frames == frames + 1
-    assert sent_again[0] == key
+    assert sent_again[0] == (key,)
 
 
 def test_want_of_another_state_only_forgets_its_frame() -> None:

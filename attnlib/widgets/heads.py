@@ -312,5 +312,4 @@ def gqa_lab(
         caption=gqa_caption,
         present=present,
         sync_controls=sync_kv_options,
-        predraw=("n_kv_heads", "n_tokens"),  # a move of n_heads may change n_kv_heads
     )

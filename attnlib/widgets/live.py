@@ -83,18 +83,17 @@ controls, readouts and caption at ``PRESENT_FONT_PX`` with large slider handles 
 ``attnlib-present``, styled by a ``<style>`` inside the lab). Write a lab's figure for the notebook
 size; present mode needs nothing more from it.
 
-Felt latency. Once a browser shows a lab, the kernel draws ahead, whenever it is idle, every frame
-one move away (each value of each slider, toggle and checkbox named by ``predraw``, the other
-controls where they are) and the browser keeps them: a move to such a state shows its picture,
-caption and readouts at once, with no round trip (:mod:`attnlib.widgets.predrawn`). Measured in
-headless chromium on the 2-core machine (``benchmarks/lab_latency_in_browser.py``, 2026-12-01,
-gradient lab), from a key press or a drag to the new picture, JupyterLab and voila, notebook and
-present size: keys 5-9 ms median (90th percentile 7-51 ms), drags 8-17 ms (20-43 ms), against 35-95
-ms medians before. Drawing ahead takes 0.1-2 s of kernel time per lab after it appears, and again
-for the frames a move makes new (4 after a step of the gradient lab, 150 after a change of its
-d_k), a frame (~10 ms) at a time, so a move from the browser waits for at most one frame (or for
-one full redraw, ~0.2 s at worst, which comes last). Moves to states not drawn ahead (before the
-frames arrive, or of a control a lab leaves out) go the way described next.
+Felt latency. Once a browser shows a lab, the kernel draws ahead, between moves, every frame
+one move away (each value of each slider, toggle and checkbox, the other controls where they are)
+and the browser keeps them: a move to such a state shows its picture, caption and readouts at once,
+with no round trip (:mod:`attnlib.widgets.predrawn`). Measured in headless chromium on the 2-core
+machine (``benchmarks/lab_latency_in_browser.py``, 2026-12-01, gradient lab), from a key press or a
+drag to the new picture, JupyterLab and voila, notebook and present size: keys 5-9 ms median (90th
+percentile 7-51 ms), drags 8-17 ms (20-43 ms), against 35-95 ms medians before. Drawing ahead takes
+0.1-2 s of kernel time per lab after it appears, and again for the frames a move makes new (4 after
+a step of the gradient lab, 150 after a change of its d_k), a frame (~10 ms) at a time, so a move
+from the browser waits for at most one frame (or for one full redraw, ~0.2 s at worst, which comes
+last). A move to a state not drawn ahead (before its frame arrives) goes the way described next.
 
 A move that goes to the kernel: the browser coalesces a drag by itself: ipywidgets' message
 throttle keeps one change of a control in flight and holds back newer values until the kernel
@@ -160,7 +159,15 @@ from matplotlib.textpath import TextPath
 from matplotlib.transforms import Affine2D
 from numpy.typing import ArrayLike
 
-from .predrawn import MAX_PREDRAWN, PredrawnFrames, position, reachable, state_key
+from .predrawn import (
+    MAX_PREDRAWN,
+    Ahead,
+    PredrawnFrames,
+    detached_copy,
+    position,
+    reachable,
+    state_key,
+)
 
 __all__ = ["Lab", "LiveFigure", "TextLabels", "encode_jpeg", "encode_png", "slider_style"]
 
@@ -540,13 +547,9 @@ class Lab(widgets.VBox):
         Runs before every update, for controls whose options follow other controls (the K/V
         heads that divide the query heads, say). A value it changes does not start an update of
         its own: the update under way draws it, so one move makes one frame. Use ``hold_sync()``
-        when it sets a control's options and value together.
-    predraw : iterable of str, optional
-        The controls along which a browser gets frames drawn ahead of time (see
-        :mod:`attnlib.widgets.predrawn`); by default every control whose values can be listed.
-        A lab whose controls follow one another (``sync_controls``, or observers of its own)
-        names only the controls whose moves change no other control: a frame drawn ahead
-        cannot know that change.
+        when it sets a control's options and value together. It also runs on detached copies of
+        the controls, to draw ahead the state a move leads to: make every control that follows
+        another follow it here, not in an observer of your own.
 
     Attributes
     ----------
@@ -572,7 +575,6 @@ class Lab(widgets.VBox):
         static_key: Callable[..., Hashable] | None = None,
         present: bool = False,
         sync_controls: Callable[[Mapping[str, widgets.ValueWidget]], None] | None = None,
-        predraw: Iterable[str] | None = None,
     ) -> None:
         if not isinstance(present, bool | np.bool_):
             raise TypeError(f"present must be True or False; got {present!r}")
@@ -589,13 +591,6 @@ class Lab(widgets.VBox):
             if function is not None and not callable(function):
                 raise TypeError(f"{name} must be a function or None; got {type(function).__name__}")
         self.controls = dict(controls)
-        self._predraw = list(self.controls) if predraw is None else list(predraw)
-        unknown = [name for name in self._predraw if name not in self.controls]
-        if unknown:
-            raise ValueError(
-                f"predraw names controls the lab does not have: {unknown}; its controls are"
-                f" {list(self.controls)}"
-            )
         self._make_view = make_view
         self._update_view = update_view
         self._caption = caption
@@ -605,8 +600,8 @@ class Lab(widgets.VBox):
         self._pending = False  # a redraw is scheduled on the kernel's loop (see _on_change)
         self.sent: dict[str, None] = {}  # keys of the frames drawn ahead and sent, oldest first
         self._picture_key: str | None = None  # the state key of the frame in live.image
-        self._predraw_queue: Iterator[tuple[str, dict[str, Any], dict[str, str]]] = iter(())
-        self._predraw_later: list[tuple[str, dict[str, Any], dict[str, str]]] | None = None
+        self._predraw_queue: Iterator[Ahead] = iter(())
+        self._predraw_later: list[Ahead] | None = None
         self._predraw_handle: asyncio.Handle | None = None
         self.present = bool(present)
         if self.present:
@@ -807,19 +802,16 @@ class Lab(widgets.VBox):
             if key == self._state_key() and key != self._picture_key:
                 self.update()
 
-    def _ahead(self) -> Iterator[tuple[str, dict[str, Any], dict[str, str]]]:
-        """(key, values, readout texts) of the current state, then of every state one move of a
-        ``predraw`` control away, nearest first."""
-        names = list(self.controls)
+    def _ahead(self) -> Iterator[Ahead]:
+        """The current state, then every state one move of a control away, nearest first."""
         positions = [position(control) for control in self.controls.values()]
-        values = self.values()
         readouts = {name: label.value for name, label in self.readouts.items()}
-        yield state_key(positions), values, readouts
-        axes = []
-        for name in self._predraw:
-            moves = reachable(self.controls[name])
-            here = names.index(name)
-            places = [place for place, _ in moves or ()]
+        yield Ahead((state_key(positions),), self.values(), readouts)
+        names = list(self.controls)
+        axes = []  # (name, its place in the key, its reachable moves, where it is now)
+        for here, name in enumerate(names):
+            moves = reachable(self.controls[name]) or []
+            places = [place for place, _ in moves]
             if positions[here] in places:
                 axes.append((name, here, moves, places.index(positions[here])))
         for distance in range(1, max((len(axis[2]) for axis in axes), default=0)):
@@ -828,13 +820,27 @@ class Lab(widgets.VBox):
                     if 0 <= step < len(moves):
                         place, value = moves[step]
                         moved = [*positions[:here], place, *positions[here + 1 :]]
-                        shown = dict(readouts)
-                        if name in shown:  # a selection shows its label, a number its value
-                            spec = getattr(self.controls[name], "readout_format", None)
-                            shown[name] = (
-                                str(place[1]) if isinstance(place, list) else _format(value, spec)
-                            )
-                        yield state_key(moved), {**values, name: value}, shown
+                        yield self._after_move(name, value, state_key(moved))
+
+    def _after_move(self, name: str, value: Any, key: str) -> Ahead:
+        """The state ``key`` that moving ``name`` to ``value`` leads to, ``sync_controls`` run.
+
+        ``sync_controls`` runs on detached copies of the controls (no message reaches the
+        browser). The frame is keyed both as the browser sees the state at once (``key``) and
+        after the kernel's answer has reached it (options renamed, a follower moved).
+        """
+        copies = {n: detached_copy(control) for n, control in self.controls.items()}
+        try:
+            copies[name].value = value
+            if self._sync_controls is not None:
+                self._sync_controls(copies)
+            after = state_key([position(control) for control in copies.values()])
+            values = {n: control.value for n, control in copies.items()}
+            readouts = {n: _readout_text(copies[n]) for n in self.readouts}
+        finally:
+            for control in copies.values():
+                control.close()
+        return Ahead(tuple(dict.fromkeys((key, after))), values, readouts)
 
     def _start_predraw(self) -> None:
         """(Re)start drawing ahead from the current state.
@@ -870,24 +876,25 @@ class Lab(widgets.VBox):
         up to ~0.2 s that a move from the browser would wait for): those come last.
         """
         current = self._state_key()
-        for key, values, readouts in self._predraw_queue:
-            if key in self.sent:
+        for ahead in self._predraw_queue:
+            if all(key in self.sent for key in ahead.keys):
                 continue
-            static = self._static_key(**values) if self._static_key else None
+            static = self._static_key(**ahead.values) if self._static_key else None
             if not self.live.has_background(static) and self._predraw_later is not None:
-                self._predraw_later.append((key, values, readouts))
+                self._predraw_later.append(ahead)
                 continue
-            if key == current and key == self._picture_key:
+            if ahead.keys == (current,) and current == self._picture_key:
                 picture, caption = self.live.image.value, self.caption.value
             else:
                 try:
-                    state = self._update_view(self.view, **values)
-                    picture, caption = self._render(values), self._caption_html(state)
+                    state = self._update_view(self.view, **ahead.values)
+                    picture, caption = self._render(ahead.values), self._caption_html(state)
                 except Exception:  # a move there will show the error; nothing to draw ahead
                     continue
-            self.predrawn.send_frame(key, picture, caption, readouts)
-            self.sent[key] = None
-            if len(self.sent) > MAX_PREDRAWN:
+            self.predrawn.send_frame(ahead.keys, picture, caption, ahead.readouts)
+            for key in ahead.keys:
+                self.sent[key] = None
+            while len(self.sent) > MAX_PREDRAWN:
                 del self.sent[next(iter(self.sent))]
             return True
         if self._predraw_later:  # now the frames that need a full draw

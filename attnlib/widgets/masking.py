@@ -450,7 +450,6 @@ def masking_lab(
         static_key=static_key,
         present=present,
         sync_controls=_query_labels_follower(labels),
-        predraw=("query",),  # a move of the mask or the length renames the query's options
     )
 
     def follow_mask_type(change: dict) -> None:

@@ -42,10 +42,13 @@ function initialize({ model }) {
 
   function keep(msg, buffers) {
     if (msg.type !== "frame") return;
-    frames.delete(msg.key); // a frame sent again counts as the newest
-    frames.set(msg.key, { picture: buffers[0], caption: msg.caption, readouts: msg.readouts });
+    const frame = { picture: buffers[0], caption: msg.caption, readouts: msg.readouts };
+    for (const key of msg.keys) {
+      frames.delete(key); // a frame sent again counts as the newest
+      frames.set(key, frame);
+    }
     while (frames.size > model.get("capacity")) frames.delete(frames.keys().next().value);
-    if (lab !== null && shown === null && msg.key === keyNow()) follow();
+    if (lab !== null && shown === null && msg.keys.includes(keyNow())) follow();
   }
   model.on("msg:custom", keep);
 

@@ -6,11 +6,11 @@ of it is spent waiting inside the browser for the picture's message (see "Felt l
 :mod:`attnlib.widgets.live`). A faster kernel cannot remove it; fewer round trips can.
 
 So, once a browser shows a lab, its kernel draws, whenever it is otherwise idle, the frames one
-move away from the current state: every value of every slider, toggle and checkbox the lab names
-in ``predraw``, nearest first, the other controls held where they are. It sends each frame to the
-browser with its caption and readouts under a *state key*, and :class:`PredrawnFrames` (this
-module's widget, ``predrawn.js`` in the browser) keeps them. When the controls reach a state it
-has, the browser shows that frame at once, picture, caption and readouts together; the kernel
+move away from the current state: every value of every slider, toggle and checkbox, nearest first,
+the other controls held where they are (and moved as ``sync_controls`` moves them). It sends each
+frame to the browser with its caption and readouts under a *state key*, and :class:`PredrawnFrames`
+(this module's widget, ``predrawn.js`` in the browser) keeps them. When the controls reach a state
+it has, the browser shows that frame at once, picture, caption and readouts together; the kernel
 still gets the new value (``lab.state`` follows as before) but does not draw a frame the browser
 already has. A state the browser does not have is drawn by the kernel as before.
 
@@ -18,8 +18,11 @@ The protocol, for whoever changes it (custom widget messages):
 
 * browser -> kernel ``{"type": "hello"}``: a browser holds this lab's model and no frames yet
   (a page opened or reloaded); the kernel forgets what it sent and draws ahead again.
-* kernel -> browser ``{"type": "frame", "key", "caption", "readouts"}`` with the picture's bytes
-  as the one buffer. ``caption`` is the caption's HTML, ``readouts`` maps slider names to texts.
+* kernel -> browser ``{"type": "frame", "keys", "caption", "readouts"}`` with the picture's
+  bytes as the one buffer. ``caption`` is the caption's HTML, ``readouts`` maps slider names to
+  texts. A move that makes the lab change another control (``sync_controls``: options renamed,
+  a follower moved) leads to a state the browser first sees without that change: its frame
+  comes under both keys, before and after.
 * browser -> kernel ``{"type": "want", "key"}``: the controls reached a state the browser has no
   frame for. The kernel forgets that it sent one (the browser may have dropped it, or another
   page may have said "hello") and draws it if it is the current state.
@@ -33,15 +36,24 @@ match, which costs speed, not correctness: such a state is drawn by the kernel.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anywidget
 import ipywidgets as widgets
 import traitlets
 
-__all__ = ["MAX_PREDRAWN", "PredrawnFrames", "position", "reachable", "state_key"]
+__all__ = [
+    "MAX_PREDRAWN",
+    "Ahead",
+    "PredrawnFrames",
+    "detached_copy",
+    "position",
+    "reachable",
+    "state_key",
+]
 
 #: How many frames a browser keeps per lab (oldest dropped first); a notebook-size frame is
 #: ~30 kB, a present-size one ~75 kB.
@@ -113,6 +125,50 @@ def reachable(control: widgets.ValueWidget) -> list[tuple[Any, Any]] | None:
     return None
 
 
+class Ahead(NamedTuple):
+    """A state to draw ahead: its keys, its control values and the readouts it shows."""
+
+    keys: tuple[str, ...]
+    values: dict[str, Any]
+    readouts: dict[str, str]
+
+
+class _Detached:
+    """A comm that goes nowhere, for a control copied to try a move on (no browser sees it)."""
+
+    kernel = None  # ipywidgets sends nothing through a comm without a kernel
+
+    def __init__(self) -> None:
+        self.comm_id = uuid.uuid4().hex
+
+    def on_msg(self, callback: Callable) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def detached_copy(control: widgets.ValueWidget) -> widgets.ValueWidget:
+    """A copy of ``control`` (options, bounds, value) that sends nothing to the browser.
+
+    Parameters
+    ----------
+    control : ipywidgets.ValueWidget
+
+    Returns
+    -------
+    ipywidgets.ValueWidget
+        Of the same class; ``close()`` it when done.
+    """
+    names = ("options", "min", "max", "step", "ensure_option")
+    kwargs = {name: getattr(control, name) for name in names if control.has_trait(name)}
+    if control.has_trait("index"):
+        kwargs["index"] = control.index
+    else:
+        kwargs["value"] = control.value
+    return type(control)(**kwargs, comm=_Detached())
+
+
 class PredrawnFrames(anywidget.AnyWidget):
     """The browser's store of a lab's frames drawn ahead (see the module docstring).
 
@@ -155,10 +211,9 @@ class PredrawnFrames(anywidget.AnyWidget):
         self.on_msg(lambda _widget, content, _buffers: on_message(content))
 
     def send_frame(
-        self, key: str, picture: bytes, caption: str, readouts: Mapping[str, str]
+        self, keys: Sequence[str], picture: bytes, caption: str, readouts: Mapping[str, str]
     ) -> None:
-        """Send one frame: the picture's bytes, the caption's HTML and the readouts' texts."""
-        self.send(
-            {"type": "frame", "key": key, "caption": caption, "readouts": dict(readouts)},
-            buffers=[picture],
-        )
+        """Send one frame, under one or more state keys: the picture's bytes, the caption's HTML
+        and the readouts' texts."""
+        message = {"type": "frame", "keys": list(keys), "caption": caption}
+        self.send({**message, "readouts": dict(readouts)}, buffers=[picture])

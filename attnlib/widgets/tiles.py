@@ -510,6 +510,11 @@ def tiling_lab(
     def n_steps(block: int, is_causal: bool) -> int:
         return len(schedules[block, bool(is_causal)]["steps"])
 
+    def follow(controls: dict) -> None:
+        """The lab's ``sync_controls``: more or fewer tiles, the step slider's end follows
+        (ipywidgets clamps its value)."""
+        controls["step"].max = n_steps(controls["block_size"].value, controls["causal"].value)
+
     controls = {
         "block_size": widgets.ToggleButtons(
             options=list(BLOCK_SIZES), value=block_size, description="block size"
@@ -544,13 +549,6 @@ def tiling_lab(
         title="Tiling lab: tiled attention, one tile at a time",
         caption=tiling_caption,
         present=present,
-        predraw=("step",),  # a move of block size or causal may move the step (below)
+        sync_controls=follow,
     )
-
-    def follow(change: dict) -> None:
-        # more or fewer tiles: the slider's end follows (ipywidgets clamps its value)
-        controls["step"].max = n_steps(controls["block_size"].value, controls["causal"].value)
-
-    controls["block_size"].observe(follow, names="value")
-    controls["causal"].observe(follow, names="value")
     return lab
