@@ -184,6 +184,26 @@ def test_drawing_ahead_leaves_the_lab_on_its_state() -> None:
     assert lab.live.image.value == picture  # the view was put back on the current state
 
 
+def test_a_move_that_sync_controls_or_update_view_refuses_is_not_drawn_ahead() -> None:
+    def refuse_two(controls: dict) -> None:
+        if controls["n"].value == 2:
+            raise ValueError("two is refused")
+
+    def make_view(fig):
+        return {"text": fig.text(0.5, 0.5, "")}, []
+
+    def update_view(view, *, n):
+        if n == 3:
+            raise ValueError("three is refused")
+        view["text"].set_text(str(n))
+        return n
+
+    controls = {"n": widgets.IntSlider(value=0, max=4, description="n")}
+    lab = Lab(controls, make_view, update_view, figsize=(1, 1), sync_controls=refuse_two)
+    sent = say_hello(lab)
+    assert [json.loads(keys[0]) for keys in sent] == [[0], [1], [4]]
+
+
 # --- a move from the browser --------------------------------------------------------------------
 
 

@@ -820,7 +820,11 @@ class Lab(widgets.VBox):
                     if 0 <= step < len(moves):
                         place, value = moves[step]
                         moved = [*positions[:here], place, *positions[here + 1 :]]
-                        yield self._after_move(name, value, state_key(moved))
+                        try:
+                            ahead = self._after_move(name, value, state_key(moved))
+                        except Exception:  # sync_controls refused the move: a move there will
+                            continue  # show the error; nothing to draw ahead
+                        yield ahead
 
     def _after_move(self, name: str, value: Any, key: str) -> Ahead:
         """The state ``key`` that moving ``name`` to ``value`` leads to, ``sync_controls`` run.
