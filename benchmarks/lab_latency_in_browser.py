@@ -1,6 +1,6 @@
 """How long from a key press or a mouse drag to the new picture, in a real browser?
 
-    python benchmarks/lab_latency_in_browser.py [--keys N] [--drag-moves N]
+    python benchmarks/lab_latency_in_browser.py [--keys N] [--drag-moves N] [--opening]
 
 Serves a small notebook (the gradient lab at notebook size, and at present size, after a cell
 that times the lab's updates) with JupyterLab and with voila, opens it in headless chromium
@@ -15,11 +15,11 @@ lab's "training step" slider:
 Prints median and 90th percentile per frontend, size and input. Aim: median < 50 ms,
 90th percentile < 100 ms. The machine's load changes the figures: compare within one run.
 
-Each lab is measured twice. *Settled*: once the kernel has drawn ahead every frame one move away
+By default the moves start once the kernel has drawn ahead every frame one move away
 (:mod:`attnlib.widgets.predrawn`; the benchmark waits until no picture-sized message has reached
-the page for 2 s and prints how long that took), which is where a lab is a few seconds after it
-appears. *Opening*: ``--opening`` measures instead at once, while the frames are still being
-drawn and sent, a student's first moves.
+the page for 2 s and prints how long that took), where a lab is a few seconds after it appears.
+With ``--opening`` they start at once, while the frames are still being drawn and sent: a
+student's first moves.
 
 Under each figure: *kernel*, the median time of the lab's update in the kernel (the served
 notebook times ``Lab._update`` into a log file; it draws no picture for a state the browser
