@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -107,8 +108,7 @@ def breakdown(arrivals: list, updates: list) -> str:
 def summary(ms: list[float]) -> str:
     if not ms:
         return "no data"
-    p90 = statistics.quantiles(ms, n=10)[-1] if len(ms) > 1 else ms[0]
-    return f"median {statistics.median(ms):5.0f} ms, p90 {p90:5.0f} ms ({len(ms)} values)"
+    return f"median {statistics.median(ms):5.0f} ms, p90 {p90(ms):5.0f} ms ({len(ms)} values)"
 
 
 def read_updates(path: Path) -> list[tuple[float, float]]:
@@ -154,17 +154,34 @@ def measure(page, lab, keys: int, drag_moves: int, log_file: Path) -> dict[str, 
     return results
 
 
-def report(frontend: str, page, log_file: Path, keys: int, drag_moves: int, opening: bool) -> None:
-    """Measure both labs on the open page and print the figures."""
+class Measured(NamedTuple):
+    """The latencies of one input on one lab in one frontend."""
+
+    frontend: str  # "voila" or "JupyterLab"
+    size: str  # "notebook size" or "present size"
+    kind: str  # "keys" or "drag"
+    ms: list[float]
+    where: str  # the kernel's part (see the module docstring)
+
+
+def p90(ms: list[float]) -> float:
+    return statistics.quantiles(ms, n=10)[-1] if len(ms) > 1 else ms[0]
+
+
+def measure_frontend(
+    frontend: str, page, log_file: Path, keys: int, drag_moves: int, opening: bool
+) -> list[Measured]:
+    """Measure both labs on the open page."""
     if not opening:
         waited = bt.settle(page)
         pictures = bt.pictures_since(page, 0)
         print(f"{frontend}: settled ({pictures} pictures arrived; quiet after {waited:.1f} s)")
     labs = page.locator(".attnlib-lab")
-    for i, size in enumerate(("notebook size", "present size")):
-        for kind, (ms, where) in measure(page, labs.nth(i), keys, drag_moves, log_file).items():
-            print(f"{frontend}, {size:13}, {kind:4}: {summary(ms)}")
-            print(f"{'':{len(frontend) + 22}}{where}")
+    return [
+        Measured(frontend, size, kind, ms, where)
+        for i, size in enumerate(("notebook size", "present size"))
+        for kind, (ms, where) in measure(page, labs.nth(i), keys, drag_moves, log_file).items()
+    ]
 
 
 def run_all(page, tries: int = 3) -> None:
@@ -181,14 +198,8 @@ def run_all(page, tries: int = 3) -> None:
                 raise
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keys", type=int, default=15, help="arrow-key presses per lab")
-    parser.add_argument("--drag-moves", type=int, default=40, help="mouse moves per drag")
-    parser.add_argument(
-        "--opening", action="store_true", help="measure at once, while frames are drawn ahead"
-    )
-    args = parser.parse_args()
+def measure_all(keys: int = 15, drag_moves: int = 40, opening: bool = False) -> list[Measured]:
+    """Serve the notebook with voila and JupyterLab, measure both labs in each."""
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         notebook = home / "latency.ipynb"
@@ -214,20 +225,34 @@ def main() -> int:
                 page.add_init_script(bt.NOTE_ARRIVALS)
                 page.goto(voila_url, timeout=90_000)
                 page.locator(".attnlib-present img").wait_for(timeout=90_000)
-                report("voila", page, log_file, args.keys, args.drag_moves, args.opening)
+                results = measure_frontend("voila", page, log_file, keys, drag_moves, opening)
                 bt.open_session(base, token, "latency.ipynb")  # or Run All may be lost (see there)
                 page.goto(f"{base}/lab/tree/latency.ipynb?reset&token={token}", timeout=60_000)
                 page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
                     timeout=60_000
                 )
                 run_all(page)
-                report("JupyterLab", page, log_file, args.keys, args.drag_moves, args.opening)
+                results += measure_frontend("JupyterLab", page, log_file, keys, drag_moves, opening)
                 browser.close()
         finally:
             for proc in (voila_proc, lab_proc):
                 bt.stop(proc)
             lab_log.close()
             voila_log.close()
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, default=15, help="arrow-key presses per lab")
+    parser.add_argument("--drag-moves", type=int, default=40, help="mouse moves per drag")
+    parser.add_argument(
+        "--opening", action="store_true", help="measure at once, while frames are drawn ahead"
+    )
+    args = parser.parse_args()
+    for m in measure_all(args.keys, args.drag_moves, args.opening):
+        print(f"{m.frontend}, {m.size:13}, {m.kind:4}: {summary(m.ms)}")
+        print(f"{'':{len(m.frontend) + 22}}{m.where}")
     return 0
 
 

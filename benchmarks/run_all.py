@@ -2,6 +2,7 @@
 
     python benchmarks/run_all.py              # everything, about two minutes on 2 cores
     python benchmarks/run_all.py --no-suite   # skip the timed run of the whole test suite
+    python benchmarks/run_all.py --no-browser # skip the felt latency in chromium (~1 minute)
 
 Rows, each with its target:
 
@@ -13,11 +14,16 @@ Rows, each with its target:
   naive rebuild that ``interact`` would do, target under 16 ms (one frame at 60 Hz);
 * attention: ``attnlib.scaled_dot_product_attention`` against the bare numpy three-liner,
   interleaved median ratio at T = 512 and 2048, d = 64, target at most 1.1x;
-* memory: peak of tiled against plain attention at T = 4096 (tracemalloc), float64.
+* memory: peak of tiled against plain attention at T = 4096 (tracemalloc), float64;
+* felt latency: in headless chromium, from an arrow key or a drag to the gradient lab's new
+  picture, voila and JupyterLab, notebook and present size, once the frames drawn ahead have
+  arrived; target median under 50 ms and 90th percentile under 100 ms (``--no-browser`` skips
+  it; it needs chromium, playwright and voila, as the browser test does).
 
 The measurements are the other scripts' own functions (``attention_speed``, ``lab_update_speed``,
-``tiled_attention_memory``); this script only runs them together and prints one table, with the
-machine it ran on. Timings move with the machine's load: compare rows of one run.
+``tiled_attention_memory``, ``lab_latency_in_browser``); this script only runs them together and
+prints one table, with the machine it ran on. Timings move with the machine's load: compare rows of
+one run.
 
 Its output is the table. Every kernel a notebook run starts writes one warning to the stderr it
 inherits ("Kernel is running over TCP without encryption", expected on a local machine); the
@@ -176,6 +182,27 @@ def memory_rows() -> list[Row]:
     return [(f"peak memory T={T} float64", figure, "tiled << plain", verdict(tiled < plain / 10))]
 
 
+def latency_rows() -> list[Row]:
+    import lab_latency_in_browser  # here: it needs playwright, which the other rows do not
+
+    browser = lab_latency_in_browser.bt
+    missing = browser.MISSING + browser.VOILA_MISSING
+    if missing:
+        return [("felt latency", "not measured: " + "; ".join(missing), "< 50 / 100 ms", "NO")]
+    rows = []
+    for m in lab_latency_in_browser.measure_all():
+        median, p90 = statistics.median(m.ms), lab_latency_in_browser.p90(m.ms)
+        rows.append(
+            (
+                f"felt latency {m.frontend}, {m.size}, {m.kind}",
+                f"median {median:.0f} ms, p90 {p90:.0f} ms ({len(m.ms)} moves)",
+                "< 50 / 100 ms",
+                verdict(median < 50 and p90 < 100),
+            )
+        )
+    return rows
+
+
 def verdict(ok: bool) -> str:
     return "yes" if ok else "NO"
 
@@ -183,6 +210,7 @@ def verdict(ok: bool) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-suite", action="store_true", help="skip the timed test-suite run")
+    parser.add_argument("--no-browser", action="store_true", help="skip the felt latency")
     parser.add_argument("--repeats", type=int, default=11, help="repeats of the timed loops")
     args = parser.parse_args()
     rows = [] if args.no_suite else suite_rows()
@@ -190,6 +218,7 @@ def main() -> int:
     rows += lab_rows(max(1, args.repeats // 4))
     rows += attention_rows(args.repeats)
     rows += memory_rows()
+    rows += [] if args.no_browser else latency_rows()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python"
