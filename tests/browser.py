@@ -15,9 +15,9 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -314,6 +314,25 @@ NOTE_ARRIVALS = """(() => {
     });
 })();"""
 PICTURE_BYTES = 5000
+
+
+@contextlib.contextmanager
+def open_page(browser, name: str, width: int, height: int) -> Iterator[tuple[Any, list[str]]]:
+    """A page of ``width`` x ``height`` that notes websocket arrivals (NOTE_ARRIVALS) and
+    collects the page's errors; on a failure, a full-page screenshot
+    ``ARTIFACTS/{name}-failure.png``. Yields (page, errors); the page is closed at the end."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.add_init_script(NOTE_ARRIVALS)
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    try:
+        yield page, errors
+    except BaseException:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=ARTIFACTS / f"{name}-failure.png", full_page=True)
+        raise
+    finally:
+        page.close()
 
 
 def page_clock(page) -> float:

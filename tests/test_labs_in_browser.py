@@ -40,11 +40,11 @@ from browser import (
     CHROMIUM,
     LAUNCH_ARGS,
     MISSING,
-    NOTE_ARRIVALS,
     ROOT,
     VOILA_MISSING,
     move_every_control,
     new_picture,
+    open_page,
     open_session,
     pictures_before_next_picture,
     settle,
@@ -211,11 +211,7 @@ def test_a_lab_notebook_in_jupyterlab_as_a_student_sees_it(servers) -> None:
     the controls read cleanly at a laptop's and a projector's width."""
     base, token = servers["lab"]
     name = STUDENT_NOTEBOOK.stem
-    page = servers["browser"].new_page(viewport={"width": 1400, "height": 1000})
-    page.add_init_script(NOTE_ARRIVALS)
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    try:
+    with open_page(servers["browser"], name, 1400, 1000) as (page, errors):
         open_session(base, token, STUDENT_NOTEBOOK.name)
         page.goto(f"{base}/lab/tree/{STUDENT_NOTEBOOK.name}?reset&token={token}", timeout=30_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
@@ -241,23 +237,13 @@ def test_a_lab_notebook_in_jupyterlab_as_a_student_sees_it(servers) -> None:
         assert not faults, "the lab's controls collide:\n" + "\n".join(faults)
         assert shows_no_error(lab), "the lab shows an error"
         assert not errors, f"errors in the page: {errors}"
-    except BaseException:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=ARTIFACTS / f"{name}-failure.png")
-        raise
-    finally:
-        page.close()
 
 
 def test_a_lab_notebook_under_voila_as_readme_offers_to_present_it(servers) -> None:
     """README's other way to present: one lab notebook under voila, its text and lab without
     its code; every control moves the picture; no error."""
     name = PRESENTED_NOTEBOOK.stem
-    page = servers["browser"].new_page(viewport={"width": 1920, "height": 1080})
-    page.add_init_script(NOTE_ARRIVALS)
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    try:
+    with open_page(servers["browser"], f"voila-{name}", 1920, 1080) as (page, errors):
         page.goto(servers["voila_notebook"], timeout=60_000)
         lab = page.locator(".attnlib-lab").first
         lab.locator("img").wait_for(timeout=60_000)
@@ -270,12 +256,6 @@ def test_a_lab_notebook_under_voila_as_readme_offers_to_present_it(servers) -> N
         page.screenshot(path=ARTIFACTS / f"voila-{name}.png")
         assert shows_no_error(lab), "the lab shows an error"
         assert not errors, f"errors in the page: {errors}"
-    except BaseException:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=ARTIFACTS / f"voila-{name}-failure.png")
-        raise
-    finally:
-        page.close()
 
 
 # The sizes present mode promises, measured in the page: picture (shown and natural width),
@@ -296,11 +276,7 @@ MEASURE_PRESENT = """lab => {
 def test_lab_bench_under_voila_every_lab_at_present_size_and_every_control_moves_it(
     servers,
 ) -> None:
-    page = servers["browser"].new_page(viewport={"width": 1920, "height": 1080})
-    page.add_init_script(NOTE_ARRIVALS)
-    errors: list[str] = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    try:
+    with open_page(servers["browser"], "lab_bench", 1920, 1080) as (page, errors):
         page.goto(servers["voila"], timeout=60_000)
         labs = page.locator(".attnlib-present")
         expected = [n for n in attnlib.widgets.__all__ if n.endswith("_lab")]
@@ -337,9 +313,3 @@ def test_lab_bench_under_voila_every_lab_at_present_size_and_every_control_moves
         )
         assert not faults, "\n".join(faults)
         assert not errors, f"errors in the page: {errors}"
-    except BaseException:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=ARTIFACTS / "lab_bench-failure.png", full_page=True)
-        raise
-    finally:
-        page.close()

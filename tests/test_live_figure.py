@@ -382,6 +382,28 @@ def test_a_move_from_the_browser_is_drawn_on_the_kernel_loop_after_its_handler_r
     assert np.allclose(lab.state["y"], 0.5 * X)
 
 
+def test_a_move_from_the_browser_moves_its_followers_before_the_handler_returns() -> None:
+    controls, make, update = example_parts()
+
+    def shift_only_above_one(controls: dict) -> None:
+        if controls["slope"].value <= 1 and controls["shifted"].value:
+            controls["shifted"].value = False
+
+    lab = Lab(controls, make, update, figsize=(4, 2), dpi=50, sync_controls=shift_only_above_one)
+    lab.controls["slope"].value = 1.2
+    lab.controls["shifted"].value = True
+
+    async def browser_moves_slope() -> tuple[bool, int]:
+        lab.controls["slope"].set_state({"value": 0.5})  # the comm handler, before "idle"
+        followed, frames = lab.controls["shifted"].value, lab.live.frames
+        await asyncio.sleep(0)
+        return followed, frames
+
+    followed, frames_in_handler = asyncio.run(browser_moves_slope())
+    assert followed is False  # the follower moved inside the handler
+    assert lab.live.frames == frames_in_handler + 1  # and the move drew one frame, after it
+
+
 def test_browser_moves_arriving_before_the_redraw_are_drawn_once_with_the_latest_values() -> None:
     lab = example_lab()
 

@@ -137,6 +137,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import html
 import io
 import struct
@@ -747,12 +748,7 @@ class Lab(widgets.VBox):
             return
         self._pending = False  # a scheduled redraw has nothing left to do
         try:
-            if self._sync_controls is not None:
-                self._syncing = True
-                try:
-                    self._sync_controls(self.controls)
-                finally:
-                    self._syncing = False
+            self._sync()
             self._show_readouts()
             values = self.values()
             self.state = self._update_view(self.view, **values)
@@ -907,15 +903,32 @@ class Lab(widgets.VBox):
         self._update_view(self.view, **self.values())  # the view shows the current state again
         return False
 
+    def _sync(self) -> None:
+        """Run ``sync_controls``; the values it sets start no update of their own."""
+        if self._sync_controls is not None:
+            self._syncing = True
+            try:
+                self._sync_controls(self.controls)
+            finally:
+                self._syncing = False
+
     def _on_change(self, change: dict) -> None:
-        """Redraw now, or, for a move in the browser, right after the kernel reports idle."""
+        """Redraw now, or, for a move in the browser, right after the kernel reports idle.
+
+        A move in the browser moves the controls that follow it (``sync_controls``) at once,
+        before the kernel reports idle, so that the browser has them before it sends another
+        move: drawing ahead may keep the kernel's loop busy for a while after that report.
+        """
         loop = _running_loop()
         from_browser = "value" in getattr(change["owner"], "_property_lock", {})
         if loop is None or not from_browser:
             self.update()
-        elif not self._pending and not self._syncing:
-            self._pending = True
-            loop.call_soon(self._draw_pending)
+        elif not self._syncing:
+            with contextlib.suppress(Exception):  # the update below shows the error
+                self._sync()
+            if not self._pending:
+                self._pending = True
+                loop.call_soon(self._draw_pending)
 
     def _draw_pending(self) -> None:
         if self._pending:  # not drawn meanwhile by a direct update()
