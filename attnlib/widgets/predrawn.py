@@ -5,14 +5,14 @@ draws, the picture travels back. On a 2-core laptop that is 60-90 ms at notebook
 of it is spent waiting inside the browser for the picture's message (see "Felt latency" in
 :mod:`attnlib.widgets.live`). A faster kernel cannot remove it; fewer round trips can.
 
-So, once a browser shows a lab, its kernel draws, whenever it is otherwise idle, the frames one
-move away from the current state: every value of every slider, toggle and checkbox, nearest first,
-the other controls held where they are (and moved as ``sync_controls`` moves them). It sends each
-frame to the browser with its caption and readouts under a *state key*, and :class:`PredrawnFrames`
-(this module's widget, ``predrawn.js`` in the browser) keeps them. When the controls reach a state
-it has, the browser shows that frame at once, picture, caption and readouts together; the kernel
-still gets the new value (``lab.state`` follows as before) but does not draw a frame the browser
-already has. A state the browser does not have is drawn by the kernel as before.
+So, once a browser shows a lab, its kernel draws, between moves, the frames one move away from the
+current state: every value of every slider, toggle and checkbox, nearest first, the other controls
+held where they are (and moved as ``sync_controls`` moves them). It sends each frame to the browser
+with its caption and readouts under a *state key*, and :class:`PredrawnFrames` (this module's
+widget, ``predrawn.js`` in the browser) keeps them. When the controls reach a state it has, the
+browser shows that frame at once, picture, caption and readouts together; the kernel still gets the
+new value (``lab.state`` follows as before) but does not draw a frame the browser already has. A
+state the browser does not have is drawn by the kernel as before.
 
 The protocol, for whoever changes it (custom widget messages):
 
@@ -55,8 +55,8 @@ __all__ = [
     "state_key",
 ]
 
-#: How many frames a browser keeps per lab (oldest dropped first); a notebook-size frame is
-#: ~30 kB, a present-size one ~75 kB.
+#: How many state keys a browser keeps frames under, per lab (oldest dropped first; a frame kept
+#: under two keys counts twice); a notebook-size frame is ~30 kB, a present-size one ~75 kB.
 MAX_PREDRAWN = 600
 
 
