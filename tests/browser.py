@@ -292,15 +292,40 @@ def new_picture(lab, before: str, what: str, timeout: float = 5.0) -> str:
     return shown
 
 
-#: Added to a page before its scripts run (``page.add_init_script``): notes the arrival time
-#: (wall clock, ms) and size of every websocket message in ``window.__arrivals``, before the
-#: page's own ``onmessage`` handler (JupyterLab's and voila's kernel connections use it) sees it.
-#: A lab's picture is the only kind of message over PICTURE_BYTES.
+#: Added to a page before its scripts run (``page.add_init_script``). Notes, before the page's
+#: own handlers see them, the kernel messages on the page's websockets (JupyterLab's and voila's
+#: kernel connections; plain JSON or the binary v1 protocol):
+#: ``window.__arrivals``: the arrival time (wall clock, ms) and size of every incoming message
+#: (a lab's picture is the only kind over PICTURE_BYTES); ``window.__sentComms``: the ids of the
+#: comm messages (widget changes) the page sent; ``window.__idleAfter``: the ids of the messages
+#: the kernel has reported "idle" after (it has handled them).
 NOTE_ARRIVALS = """(() => {
     window.__arrivals = [];
+    window.__sentComms = [];
+    window.__idleAfter = new Set();
+    const text = new TextDecoder();
+    const parse = data => {  // {header, parent_header, content} of a kernel message, or null
+        // (the page's other websockets, JupyterLab's events, say, carry other JSON)
+        try {
+            if (typeof data === 'string') return JSON.parse(data);
+            const bytes = new Uint8Array(data instanceof ArrayBuffer ? data : data.buffer);
+            const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+            const n = Number(view.getBigUint64(0, true));
+            const at = i => Number(view.getBigUint64(8 * (i + 1), true));
+            const part = i => JSON.parse(text.decode(bytes.subarray(at(i), at(i + 1))));
+            return {header: part(1), parent_header: part(2), content: part(4)};
+        } catch (err) {
+            return null;
+        }
+    };
     const note = e => {
         const size = typeof e.data === 'string' ? e.data.length : e.data.byteLength;
         window.__arrivals.push([performance.timeOrigin + performance.now(), size]);
+        const msg = size < 5000 ? parse(e.data) : null;
+        if (msg && msg.header && msg.header.msg_type === 'status'
+                && msg.content && msg.content.execution_state === 'idle' && msg.parent_header) {
+            window.__idleAfter.add(msg.parent_header.msg_id);
+        }
     };
     const proto = WebSocket.prototype;
     const onmessage = Object.getOwnPropertyDescriptor(proto, 'onmessage');
@@ -312,6 +337,14 @@ NOTE_ARRIVALS = """(() => {
             onmessage.set.call(this, handler && noting);
         },
     });
+    const send = proto.send;
+    proto.send = function (data) {
+        const msg = parse(data);
+        if (msg && msg.header && msg.header.msg_type === 'comm_msg') {
+            window.__sentComms.push(msg.header.msg_id);
+        }
+        return send.call(this, data);
+    };
 })();"""
 PICTURE_BYTES = 5000
 
@@ -379,17 +412,16 @@ def pictures_before_next_picture(page, lab, key: str, timeout_s: float = 5.0) ->
     )
 
 
-def kernel_answered(page, since: float, quiet_ms: float = 150, timeout_s: float = 10) -> None:
-    """Wait until the kernel has answered a move made at ``since`` (page clock): a message that
-    is not a picture has arrived since, and none for ``quiet_ms``. A picture drawn ahead shows
-    before the kernel's answer, which may still move other controls (a slider's end)."""
+def kernel_answered(page, timeout_s: float = 10) -> None:
+    """Wait until the kernel has handled every widget change the page sent (it reported "idle"
+    after the last one; ipywidgets sends a held-back change as that report arrives). A picture
+    drawn ahead shows first; the kernel's answer may still move other controls (a slider's end),
+    and a lab moves those before it reports idle."""
     page.wait_for_function(
-        """([since, quiet, size]) => {
-            const answer = window.__arrivals.filter(a => a[0] > since && a[1] <= size);
-            const now = performance.timeOrigin + performance.now();
-            return answer.length > 0 && now - answer[answer.length - 1][0] > quiet;
+        """() => {
+            const last = window.__sentComms[window.__sentComms.length - 1];
+            return last === undefined || window.__idleAfter.has(last);
         }""",
-        arg=[since, quiet_ms, PICTURE_BYTES],
         polling=50,
         timeout=timeout_s * 1000,
     )
@@ -419,11 +451,8 @@ def move_every_control(page, lab) -> list[float]:
     shown = picture(lab)
     key_seconds = []
     buttons = lab.locator(".widget-toggle-buttons button")
-    last_move = None  # page clock of the last move made, if any
 
     def click(button, what: str) -> str:
-        nonlocal last_move
-        last_move = page_clock(page)
         button.click()
         return new_picture(lab, shown, what)
 
@@ -441,12 +470,11 @@ def move_every_control(page, lab) -> list[float]:
             if not is_active(buttons.nth(j)):
                 shown = click(buttons.nth(j), f"clicking button {j}")
         assert not slider.evaluate(disabled), f"slider {i} is never enabled"
-        if last_move is not None:  # the slider's end may follow the last move
-            kernel_answered(page, last_move)
+        kernel_answered(page)  # the slider's end may follow the last move
         at_max = slider.get_attribute("aria-valuenow") == slider.get_attribute("aria-valuemax")
         slider.focus()
         for key in ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft"):
-            start, last_move = time.perf_counter(), page_clock(page)
+            start = time.perf_counter()
             page.keyboard.press(key)
             shown = new_picture(lab, shown, f"{key} on slider {i}")
             key_seconds.append(time.perf_counter() - start)
