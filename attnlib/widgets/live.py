@@ -83,13 +83,13 @@ controls, readouts and caption at ``PRESENT_FONT_PX`` with large slider handles 
 ``attnlib-present``, styled by a ``<style>`` inside the lab). Write a lab's figure for the notebook
 size; present mode needs nothing more from it.
 
-Felt latency. Once a browser shows a lab, the kernel draws ahead, between moves, every frame
-one move away (each value of each slider, toggle and checkbox, the other controls where they are)
-and the browser keeps them: a move to such a state shows its picture, caption and readouts at once,
+Felt latency. Once a browser shows a lab, the kernel draws ahead, between moves, every frame one
+move away (each value of each slider, toggle and checkbox, the other controls where they are) and
+the browser keeps them: a move to such a state shows its picture, caption and readouts at once,
 with no round trip (:mod:`attnlib.widgets.predrawn`). Measured in headless chromium on the 2-core
 machine (``benchmarks/lab_latency_in_browser.py``, 2026-12-01, gradient lab), from a key press or a
-drag to the new picture, JupyterLab and voila, notebook and present size: keys 5-9 ms median (90th
-percentile 7-51 ms), drags 8-17 ms (20-43 ms), against 35-95 ms medians before. Drawing ahead takes
+drag to the new picture, JupyterLab and voila, notebook and present size: keys 4-9 ms median (90th
+percentile 7-51 ms), drags 6-20 ms (17-58 ms), against 35-95 ms medians before. Drawing ahead takes
 0.1-2 s of kernel time per lab after it appears, and again for the frames a move makes new (4 after
 a step of the gradient lab, 150 after a change of its d_k), a frame (~10 ms) at a time, so a move
 from the browser waits for at most one frame (or for one full redraw, ~0.2 s at worst, which comes
