@@ -754,8 +754,7 @@ class Lab(widgets.VBox):
             self.state = self._update_view(self.view, **values)
             key = self._state_key()
             if redraw_sent or key not in self.sent:
-                self.live.image.value = self._render(values)
-                self.live.frames += 1
+                self.live.refresh(static_key=self._static_parts(values))
                 self._picture_key = key
             self.caption.value = self._caption_html(self.state)
         except Exception as err:  # shown to the user, kept for tests
@@ -771,13 +770,17 @@ class Lab(widgets.VBox):
         if self.sent:  # a browser has frames drawn ahead: draw those of the new state
             self._start_predraw()
 
-    def _render(self, values: Mapping[str, Any]) -> bytes:
-        """Draw the frame of ``values`` (``update_view`` has set the view to them)."""
-        key = self._static_key(**values) if self._static_key else None
+    def _static_parts(self, values: Mapping[str, Any]) -> Hashable:
+        """The static key of ``values``, their static parts ready to draw (``update_view`` has
+        set the view to them; present mode raises any new small text)."""
+        key = self._static_key_of(values)
         if self.present and key != self._last_key:  # static parts (tick labels) may be new
             self._raise_small_text()
         self._last_key = key
-        return self.live.render(static_key=key)
+        return key
+
+    def _static_key_of(self, values: Mapping[str, Any]) -> Hashable:
+        return self._static_key(**values) if self._static_key else None
 
     def _caption_html(self, state: Any) -> str:
         if self._caption is None:
@@ -879,7 +882,7 @@ class Lab(widgets.VBox):
         for ahead in self._predraw_queue:
             if all(key in self.sent for key in ahead.keys):
                 continue
-            static = self._static_key(**ahead.values) if self._static_key else None
+            static = self._static_key_of(ahead.values)
             if not self.live.has_background(static) and self._predraw_later is not None:
                 self._predraw_later.append(ahead)
                 continue
@@ -888,7 +891,8 @@ class Lab(widgets.VBox):
             else:
                 try:
                     state = self._update_view(self.view, **ahead.values)
-                    picture, caption = self._render(ahead.values), self._caption_html(state)
+                    picture = self.live.render(static_key=self._static_parts(ahead.values))
+                    caption = self._caption_html(state)
                 except Exception:  # a move there will show the error; nothing to draw ahead
                     continue
             self.predrawn.send_frame(ahead.keys, picture, caption, ahead.readouts)
