@@ -283,7 +283,7 @@ plt.show()
 # With random weights, no head "means" anything; row "it" simply differs from head to head.
 # In a trained model, heads specialise: some attend to the previous token, some match a
 # pronoun with its noun, some track syntax. That specialisation is learned, not designed
-# (notebook 11 looks at the heads of a real trained model).
+# (notebook 13 looks at the heads of a real trained model).
 
 # %% [markdown]
 # ## What the extra heads cost
@@ -349,7 +349,7 @@ for label, cost in [("1 head", one), ("8 heads", eight)]:
 # memory: 8 heads keep 8 weight matrices of $T \times T$, $n_{heads} T^2$ numbers instead of
 # $T^2$, and training stores them for the backward pass. That is the term that grows fastest with
 # context length, and it is the one that FlashAttention-style tiling avoids storing at all
-# (notebook 08).
+# (notebook 10).
 #
 # </details>
 

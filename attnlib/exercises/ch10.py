@@ -1,4 +1,4 @@
-"""Exercises for notebook 08, cost and tiling: ``ch08.online_softmax_step``.
+"""Exercises for notebook 10, cost and tiling: ``ch10.online_softmax_step``.
 
 The student writes one step of the online softmax: given the running state after some blocks of
 scores (running maximum ``m``, normaliser ``l``, unnormalised weighted sum ``acc``) and a new
@@ -136,7 +136,7 @@ def _grade(func: Callable) -> str:
 
 
 online_softmax_step = FunctionExercise(
-    "ch08.online_softmax_step",
+    "ch10.online_softmax_step",
     _grade,
     hint="m_new = max(m, s.max()); p = np.exp(s - m_new); the old l and acc were computed"
     " relative to m, so multiply them by exp(m - m_new) before adding p.sum() and p @ v.",
