@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import attnlib
 from attnlib import causal_mask, examples, softmax
 from attnlib import exercises as ex
-from attnlib.exercises import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch10, ch11, recall
+from attnlib.exercises import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch10, ch11, recall
 from attnlib.exercises.checking import (
     WIDTH,
     ArrayExercise,
@@ -633,30 +633,30 @@ def test_split_heads_explains_typical_mistakes(func, phrase: str) -> None:
     assert_wrong(ch07.split_heads, func, phrase)
 
 
-CACHE = 2 * ch07.LAYERS * ch07.N_KV_HEADS * ch07.D_HEAD * ch07.T * ch07.BYTES
+CACHE = 2 * ch08.LAYERS * ch08.N_KV_HEADS * ch08.D_HEAD * ch08.T * ch08.BYTES
 
 
 def test_kv_cache_bytes_accepts_the_grouped_query_cache() -> None:
-    assert_correct(ch07.kv_cache_bytes, CACHE)
+    assert_correct(ch08.kv_cache_bytes, CACHE)
 
 
 @pytest.mark.parametrize(
     ("answer", "phrase"),
     [
-        (CACHE * ch07.N_HEADS // ch07.N_KV_HEADS, "the cache of plain multi-head attention"),
+        (CACHE * ch08.N_HEADS // ch08.N_KV_HEADS, "the cache of plain multi-head attention"),
         (CACHE // 2, "keys AND values"),
-        (CACHE // ch07.BYTES, "counts values, not bytes"),
-        (CACHE // ch07.LAYERS, "That is one layer"),
+        (CACHE // ch08.BYTES, "counts values, not bytes"),
+        (CACHE // ch08.LAYERS, "That is one layer"),
         (CACHE / 2**20, "in MiB"),
         (CACHE / 2**30, "in GiB"),
     ],
 )
 def test_kv_cache_bytes_explains_typical_mistakes(answer: float, phrase: str) -> None:
-    assert_wrong(ch07.kv_cache_bytes, answer, phrase)
+    assert_wrong(ch08.kv_cache_bytes, answer, phrase)
 
 
 def test_a_large_wrong_number_is_printed_with_thousands_separators() -> None:
-    assert_wrong(ch07.kv_cache_bytes, CACHE // 2, f"You answered {CACHE // 2:,}.")
+    assert_wrong(ch08.kv_cache_bytes, CACHE // 2, f"You answered {CACHE // 2:,}.")
 
 
 # --- ch10 ---------------------------------------------------------------------------------------

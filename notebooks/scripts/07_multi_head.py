@@ -570,18 +570,20 @@ for name, n_kv in [("MHA", 32), ("GQA", 8), ("MQA", 1)]:
 # A smaller model: 24 layers, 16 query heads that share 4 K/V heads of $d_{head} = 64$, its
 # cache stored in float32 (4 bytes per number). How many bytes does the KV cache take for one
 # sequence of $T = 2048$ tokens? Answer in bytes, not KiB or MiB. Stuck?
-# `ch07.kv_cache_bytes.hint()`, or `ch07.kv_cache_bytes.solution()`.
+# `ch08.kv_cache_bytes.hint()`, or `ch08.kv_cache_bytes.solution()`.
 
 # %%
 layers, n_q, n_kv, d_h, T_ctx, n_bytes = 24, 16, 4, 64, 2048, 4
 cache_bytes = ...  # your answer, in bytes
-ch07.kv_cache_bytes.check(cache_bytes)
+from attnlib.exercises import ch08
+
+ch08.kv_cache_bytes.check(cache_bytes)
 
 # %% [markdown]
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-ch07.kv_cache_bytes.check(2 * layers * n_kv * d_h * T_ctx * n_bytes)  # 2: K and V
+ch08.kv_cache_bytes.check(2 * layers * n_kv * d_h * T_ctx * n_bytes)  # 2: K and V
 
 # %% [markdown]
 # ## Decoding with a KV cache, by hand
