@@ -34,6 +34,7 @@ __all__ = [
     "SCHEMES",
     "alibi_bias",
     "alibi_slopes",
+    "positioned_scores",
     "relative_scores",
     "rope",
     "rope_frequencies",
@@ -325,6 +326,64 @@ def relative_scores(
     pe_i = _sin_cos(i, theta)  # (n, d)
     pe_j = _sin_cos(np.array([float(key_position)]), theta)[0]
     return (q_arr + pe_i) @ (k_arr + pe_j)
+
+
+def positioned_scores(
+    X: ArrayLike,
+    W_Q: ArrayLike,
+    W_K: ArrayLike,
+    scheme: str = "RoPE",
+    *,
+    base: float = 10000.0,
+    slope: float = 0.5,
+) -> np.ndarray:
+    """Scaled self-attention scores of a sentence, with word order entered by ``scheme``.
+
+    * ``"none"``: ``Q K^T / sqrt(d_k)`` with ``Q = X W_Q``, ``K = X W_K``;
+    * ``"sinusoidal"``: the same, with ``X + sinusoidal(T, d_model)`` in place of X;
+    * ``"RoPE"``: ``rope(Q) rope(K)^T / sqrt(d_k)``;
+    * ``"ALiBi"``: the plain scores plus ``-slope |i - j|`` (one head of :func:`alibi_bias`).
+
+    Parameters
+    ----------
+    X : array_like, shape (T, d_model)
+        Token embeddings (d_model even for the sinusoidal scheme).
+    W_Q, W_K : array_like, shape (d_model, d_k)
+        Projections (d_k even for RoPE).
+    scheme : {"none", "sinusoidal", "RoPE", "ALiBi"}, default "RoPE"
+    base : float, default 10000.0
+        The frequency base of the sinusoidal and RoPE schemes.
+    slope : float, default 0.5
+        The ALiBi slope (> 0).
+
+    Returns
+    -------
+    ndarray, shape (T, T)
+        Row = query, column = key; no mask (add one for a decoder).
+    """
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}; got scheme={scheme!r}")
+    X = as_float_array(X, "X")
+    W_Q, W_K = as_float_array(W_Q, "W_Q"), as_float_array(W_K, "W_K")
+    if X.ndim != 2 or W_Q.ndim != 2 or W_Q.shape != W_K.shape or W_Q.shape[0] != X.shape[1]:
+        raise ValueError(
+            f"X must be (T, d_model) and W_Q, W_K both (d_model, d_k); got X {X.shape},"
+            f" W_Q {W_Q.shape}, W_K {W_K.shape}"
+        )
+    for name, arr in (("X", X), ("W_Q", W_Q), ("W_K", W_K)):
+        check_finite(arr, name)
+    base = check_positive_real(base, "base")
+    slope = check_positive_real(slope, "slope")
+    T, d_k = X.shape[0], W_Q.shape[1]
+    if scheme == "sinusoidal":
+        X = X + sinusoidal(T, X.shape[1], base)
+    Q, K = X @ W_Q, X @ W_K
+    if scheme == "RoPE":
+        Q, K = rope(Q, base=base), rope(K, base=base)
+    scores = Q @ K.T / math.sqrt(d_k)
+    if scheme == "ALiBi":
+        scores = scores - slope * np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])
+    return scores
 
 
 def _sin_cos(positions: np.ndarray, theta: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from attnlib.positions import (
     SCHEMES,
     alibi_bias,
     alibi_slopes,
+    positioned_scores,
     relative_scores,
     rope,
     rope_frequencies,
@@ -279,3 +280,33 @@ def test_relative_scores_refuses_an_unknown_scheme_and_mismatched_vectors() -> N
     with pytest.raises(ValueError, match=r"shapes \(4,\) and \(6,\)"):
         relative_scores(np.ones(4), np.ones(6), [0])
     assert set(SCHEMES) == {"none", "sinusoidal", "RoPE", "ALiBi"}
+
+
+def test_positioned_scores_of_each_scheme() -> None:
+    rng = np.random.default_rng(7)
+    X, W_Q, W_K = rng.normal(size=(5, 6)), rng.normal(size=(6, 4)), rng.normal(size=(6, 4))
+    plain = (X @ W_Q) @ (X @ W_K).T / 2.0
+    np.testing.assert_allclose(positioned_scores(X, W_Q, W_K, "none"), plain)
+    np.testing.assert_allclose(
+        positioned_scores(X, W_Q, W_K, "ALiBi", slope=0.25),
+        plain - 0.25 * np.abs(np.subtract.outer(np.arange(5), np.arange(5))),
+    )
+    np.testing.assert_allclose(
+        positioned_scores(X, W_Q, W_K, "RoPE"), rope(X @ W_Q) @ rope(X @ W_K).T / 2.0
+    )
+    Xp = X + sinusoidal(5, 6)
+    np.testing.assert_allclose(
+        positioned_scores(X, W_Q, W_K, "sinusoidal"), (Xp @ W_Q) @ (Xp @ W_K).T / 2.0
+    )
+
+
+def test_without_positions_the_scores_of_a_shuffled_sentence_are_shuffled() -> None:
+    rng = np.random.default_rng(8)
+    X, W_Q, W_K = rng.normal(size=(5, 6)), rng.normal(size=(6, 4)), rng.normal(size=(6, 4))
+    perm = np.array([3, 0, 4, 1, 2])
+    for scheme, shuffled_alike in [("none", True), ("RoPE", False), ("ALiBi", False)]:
+        s, s_perm = (
+            positioned_scores(X, W_Q, W_K, scheme),
+            positioned_scores(X[perm], W_Q, W_K, scheme),
+        )
+        assert np.allclose(s_perm, s[perm][:, perm]) == shuffled_alike, scheme
