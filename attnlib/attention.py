@@ -178,4 +178,5 @@ def scaled_scores(
         return scores()
     q, k = names
     detail = f", scale {scale:.3g}, {q} shape {Q.shape}, {k} shape {K.shape}"
-    return finite_result(scores, f"the scores scale * {q} @ {k}^T", {q: Q, k: K}, detail)
+    qf, kf = (f"({n})" if " " in n else n for n in names)
+    return finite_result(scores, f"the scores scale * {qf} @ {kf}^T", {q: Q, k: K}, detail)
