@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # 07 · Multi-head attention: heads, $W_O$ and what they cost
 #
