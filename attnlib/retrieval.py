@@ -1,4 +1,4 @@
-r"""A small retrieval task that one attention head learns by gradient descent (notebook 09).
+r"""A small retrieval task that one attention head learns by gradient descent (notebook 11).
 
 There are ``n`` pairs. Query token :math:`i` (a row of :math:`X_q`) must find key token :math:`i`
 (a row of :math:`X_k`) among all ``n`` keys, and fetch the value :math:`v_i` that key carries.
@@ -51,7 +51,7 @@ class RetrievalProblem(NamedTuple):
 def retrieval_problem(
     d_k: int = 256, n_pairs: int = 16, d_model: int = 32, d_v: int = 16, seed: int = 9
 ) -> RetrievalProblem:
-    r"""A seeded retrieval task, drawn in this order (as notebook 09 draws it by hand).
+    r"""A seeded retrieval task, drawn in this order (as notebook 11 draws it by hand).
 
     ``rng = np.random.default_rng(seed)``; ``X_q``, ``X_k`` of shape (n_pairs, d_model) and ``V`` of
     shape (n_pairs, d_v), standard normal; then ``W_Q`` and ``W_K`` of shape (d_model, d_k),

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import attnlib
 from attnlib import causal_mask, examples, softmax
 from attnlib import exercises as ex
-from attnlib.exercises import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, recall
+from attnlib.exercises import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch10, ch11, recall
 from attnlib.exercises.checking import (
     WIDTH,
     ArrayExercise,
@@ -40,8 +40,8 @@ FUNCTIONS = {
     "ch05.stable_softmax",
     "ch06.masked_attention",
     "ch07.split_heads",
-    "ch08.online_softmax_step",
-    "ch09.softmax_backward",
+    "ch10.online_softmax_step",
+    "ch11.softmax_backward",
 }
 
 
@@ -633,33 +633,33 @@ def test_split_heads_explains_typical_mistakes(func, phrase: str) -> None:
     assert_wrong(ch07.split_heads, func, phrase)
 
 
-CACHE = 2 * ch07.LAYERS * ch07.N_KV_HEADS * ch07.D_HEAD * ch07.T * ch07.BYTES
+CACHE = 2 * ch08.LAYERS * ch08.N_KV_HEADS * ch08.D_HEAD * ch08.T * ch08.BYTES
 
 
 def test_kv_cache_bytes_accepts_the_grouped_query_cache() -> None:
-    assert_correct(ch07.kv_cache_bytes, CACHE)
+    assert_correct(ch08.kv_cache_bytes, CACHE)
 
 
 @pytest.mark.parametrize(
     ("answer", "phrase"),
     [
-        (CACHE * ch07.N_HEADS // ch07.N_KV_HEADS, "the cache of plain multi-head attention"),
+        (CACHE * ch08.N_HEADS // ch08.N_KV_HEADS, "the cache of plain multi-head attention"),
         (CACHE // 2, "keys AND values"),
-        (CACHE // ch07.BYTES, "counts values, not bytes"),
-        (CACHE // ch07.LAYERS, "That is one layer"),
+        (CACHE // ch08.BYTES, "counts values, not bytes"),
+        (CACHE // ch08.LAYERS, "That is one layer"),
         (CACHE / 2**20, "in MiB"),
         (CACHE / 2**30, "in GiB"),
     ],
 )
 def test_kv_cache_bytes_explains_typical_mistakes(answer: float, phrase: str) -> None:
-    assert_wrong(ch07.kv_cache_bytes, answer, phrase)
+    assert_wrong(ch08.kv_cache_bytes, answer, phrase)
 
 
 def test_a_large_wrong_number_is_printed_with_thousands_separators() -> None:
-    assert_wrong(ch07.kv_cache_bytes, CACHE // 2, f"You answered {CACHE // 2:,}.")
+    assert_wrong(ch08.kv_cache_bytes, CACHE // 2, f"You answered {CACHE // 2:,}.")
 
 
-# --- ch08 ---------------------------------------------------------------------------------------
+# --- ch10 ---------------------------------------------------------------------------------------
 
 
 def step(m, l, acc, s, v):
@@ -670,7 +670,7 @@ def step(m, l, acc, s, v):
 
 
 def test_online_softmax_step_accepts_the_rescaled_update() -> None:
-    status, message = verdict(ch08.online_softmax_step, step)
+    status, message = verdict(ch10.online_softmax_step, step)
     assert status == "correct"
     assert "equals softmax(all scores) @ values" in message
 
@@ -703,7 +703,7 @@ def make_step(m_new=None, rescale_l=True, rescale_acc=True, flip=False, shift=Tr
     ],
 )  # fmt: skip
 def test_online_softmax_step_explains_typical_mistakes(func, phrases: list[str]) -> None:
-    assert_wrong(ch08.online_softmax_step, func, *phrases)
+    assert_wrong(ch10.online_softmax_step, func, *phrases)
 
 
 def test_online_softmax_step_names_overflow_on_large_scores() -> None:
@@ -712,10 +712,10 @@ def test_online_softmax_step_names_overflow_on_large_scores() -> None:
             return step(m, l, acc, s - s + np.inf, v)
         return step(m, l, acc, s, v)
 
-    assert_wrong(ch08.online_softmax_step, overflows, "large scores", "exp(s - m_new)")
+    assert_wrong(ch10.online_softmax_step, overflows, "large scores", "exp(s - m_new)")
 
 
-# --- ch09 ---------------------------------------------------------------------------------------
+# --- ch11 ---------------------------------------------------------------------------------------
 
 
 def backward(p, g):
@@ -723,7 +723,7 @@ def backward(p, g):
 
 
 def test_softmax_backward_accepts_p_times_g_minus_its_mean() -> None:
-    assert_correct(ch09.softmax_backward, backward)
+    assert_correct(ch11.softmax_backward, backward)
 
 
 @pytest.mark.parametrize(
@@ -738,10 +738,10 @@ def test_softmax_backward_accepts_p_times_g_minus_its_mean() -> None:
     ],
 )
 def test_softmax_backward_explains_typical_mistakes(func, phrase: str) -> None:
-    assert_wrong(ch09.softmax_backward, func, phrase)
+    assert_wrong(ch11.softmax_backward, func, phrase)
 
 
-# --- recall (notebook 10) -----------------------------------------------------------------------
+# --- recall (notebook 12) -----------------------------------------------------------------------
 
 RECALL_RIGHT = {
     "projection_shapes": {
@@ -856,7 +856,7 @@ def check_cells(path: Path) -> list[tuple[bool, str]]:
 
 
 def test_notebook_10_has_exercises() -> None:
-    assert NOTEBOOKS / "10_active_recall.ipynb" in WITH_EXERCISES
+    assert NOTEBOOKS / "12_active_recall.ipynb" in WITH_EXERCISES
 
 
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=[p.stem for p in WITH_EXERCISES])
@@ -874,7 +874,7 @@ def test_exercise_cells_are_unanswered_and_their_hidden_solutions_pass(
 def test_notebook_10_lists_the_options_of_every_choice_question() -> None:
     markdown = " ".join(
         cell.source
-        for cell in nbformat.read(NOTEBOOKS / "10_active_recall.ipynb", as_version=4).cells
+        for cell in nbformat.read(NOTEBOOKS / "12_active_recall.ipynb", as_version=4).cells
         if cell.cell_type == "markdown"
     )
     markdown = " ".join(markdown.split())
@@ -894,7 +894,7 @@ def test_notebook_10_lists_the_options_of_every_choice_question() -> None:
         (ch06.masked_attention, lambda Q, K, V, mask: attnlib.scaled_dot_product_attention(
             Q, K, V, mask=mask)),
         (ch07.split_heads, attnlib.split_heads),
-        (ch09.softmax_backward, lambda p, g: (attnlib.softmax_jacobian(p) @ g[..., None])[..., 0]),
+        (ch11.softmax_backward, lambda p, g: (attnlib.softmax_jacobian(p) @ g[..., None])[..., 0]),
     ],
     ids=["softmax_jacobian", "stable_softmax", "masked_attention", "split_heads", "backward"],
 )  # fmt: skip

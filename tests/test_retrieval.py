@@ -1,4 +1,4 @@
-"""The retrieval task of notebook 09: its data, its gradient steps, and what training does."""
+"""The retrieval task of notebook 11: its data, its gradient steps, and what training does."""
 
 from __future__ import annotations
 

@@ -18,10 +18,11 @@ ch03       03_worked_example_it                         late_weights
 ch04       04_softmax_saturation                        softmax_jacobian
 ch05       05_overflow_misconception                    stable_softmax
 ch06       06_masking                                   masked_attention, kv_cache_mask
-ch07       07_multi_head_and_kv_cache                   split_heads, kv_cache_bytes
-ch08       08_cost_and_tiling                           online_softmax_step
-ch09       09_gradients                                 softmax_backward
-recall     10_active_recall                             one per idea of 01-09
+ch07       07_multi_head                                split_heads
+ch08       08_gqa_and_kv_cache                          kv_cache_bytes
+ch10       10_cost_and_tiling                           online_softmax_step
+ch11       11_gradients                                 softmax_backward
+recall     12_active_recall                             one per idea of 01-11
 =========  ===========================================  ===================================
 
 The kinds of exercise (:mod:`attnlib.exercises.checking`): a number (``NumberExercise``, with a
@@ -79,6 +80,6 @@ How to add an exercise to a notebook (recipe)
    ``attnlib.exercises``.
 """
 
-from . import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, recall
+from . import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch10, ch11, recall
 
-__all__ = ["ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "recall"]
+__all__ = ["ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10", "ch11", "recall"]

@@ -1,4 +1,4 @@
-"""Exercises for notebook 10, active recall: one question per idea of notebooks 01-09.
+"""Exercises for notebook 12, active recall: one question per idea of notebooks 01-11.
 
 The first questions are the six active-recall questions of the source lesson (shapes; why
 three projections; the scale with sigma_q, sigma_k; the query of "late"; why unscaled training
@@ -38,11 +38,9 @@ NOTEBOOKS = {
     "04_softmax_saturation": "Softmax saturation: why unscaled scores stop a network from learning",
     "05_overflow_misconception": "'We scale to avoid overflow': a misconception",
     "06_masking": "Masking: who may attend to whom",
-    "07_multi_head_and_kv_cache": (
-        "Multi-head, multi-query and grouped-query attention, and the KV cache"
-    ),
-    "08_cost_and_tiling": "Cost and tiling",
-    "09_gradients": "Gradients: attention is differentiable, and why unscaled training stalls",
+    "07_multi_head": "Multi-head, multi-query and grouped-query attention, and the KV cache",
+    "10_cost_and_tiling": "Cost and tiling",
+    "11_gradients": "Gradients: attention is differentiable, and why unscaled training stalls",
 }
 
 
@@ -299,7 +297,7 @@ head_shapes = ShapeExercise(
     merged: (T, n_heads * d_head) = (T, d_model) = (10, 512)""",
     correct_message="Eight heads of width 64 cost the same as one of width 512, and each head"
     " scales by 1/sqrt(64).",
-    revisit=_revisit("07_multi_head_and_kv_cache"),
+    revisit=_revisit("07_multi_head"),
 )
 
 # 8. The grouped-query KV cache ---------------------------------------------------------------
@@ -334,7 +332,7 @@ gqa_cache = NumberExercise(
     solution=f"2 * {LAYERS} * {N_KV_HEADS} * {D_HEAD} * {T} * {BYTES} = {_cache:,} bytes"
     f" ({_cache / 2**30:g} GiB), a quarter of the multi-head cache.",
     correct_message="Grouped-query attention divides the cache by n_heads / n_kv_heads = 4.",
-    revisit=_revisit("07_multi_head_and_kv_cache"),
+    revisit=_revisit("07_multi_head"),
 )
 
 # 9. The online softmax -----------------------------------------------------------------------
@@ -360,7 +358,7 @@ rescale_factor = NumberExercise(
     solution=f"exp(s - m_new) = exp(s - m_old) exp(m_old - m_new), so multiply by"
     f" exp({M_OLD:g} - {M_NEW:g}) = exp({M_OLD - M_NEW:g}) = {np.exp(M_OLD - M_NEW):.4f}.",
     correct_message="The same factor rescales the normaliser l.",
-    revisit=_revisit("08_cost_and_tiling"),
+    revisit=_revisit("10_cost_and_tiling"),
 )
 
 # 10. Masks -----------------------------------------------------------------------------------
@@ -416,5 +414,5 @@ backward = ArrayExercise(
     p, g = np.array([0.2, 0.3, 0.5]), np.array([1.0, 0.0, 0.0])
     p * (g - (p * g).sum())  # sum(p * g) = 0.2""",
     correct_message="The entries sum to 0: adding a constant to every score changes nothing.",
-    revisit=_revisit("09_gradients"),
+    revisit=_revisit("11_gradients"),
 )

@@ -41,14 +41,14 @@
 # | `04_softmax_saturation` | watch softmax saturate as $d_k$ grows and see the gradient vanish; live |
 # | `05_overflow_misconception` | explain why $1/\sqrt{d_k}$ is *not* there to prevent overflow |
 # | `06_masking` | apply causal and padding masks, and know why the mask goes in before the softmax; live |
-# | `07_multi_head_and_kv_cache` | split a layer into heads and merge them, share K/V heads (multi-query, grouped-query), and size and use a KV cache; live |
-# | `08_cost_and_tiling` | count the quadratic cost of the $(T, T)$ scores, and compute attention in tiles with the online softmax (FlashAttention's idea); live |
-# | `09_gradients` | write the backward pass through a head, check it by finite differences, and see why unscaled training stalls; live |
-# | `10_active_recall` | test yourself: self-checked questions across 01-09, each pointing back to the notebook to revisit |
-# | `11_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live |
+# | `07_multi_head` | split a layer into heads and merge them, share K/V heads (multi-query, grouped-query), and size and use a KV cache; live |
+# | `10_cost_and_tiling` | count the quadratic cost of the $(T, T)$ scores, and compute attention in tiles with the online softmax (FlashAttention's idea); live |
+# | `11_gradients` | write the backward pass through a head, check it by finite differences, and see why unscaled training stalls; live |
+# | `12_active_recall` | test yourself: self-checked questions across 01-11, each pointing back to the notebook to revisit |
+# | `13_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live |
 #
 # "live": the notebook has a lab, sliders that redraw a figure as you drag them. Read the
-# notebooks in order; do 10 after 09, and again a week later to see what stayed.
+# notebooks in order; do 12 after 11, and again a week later to see what stayed.
 
 # %% [markdown]
 # ## How to use these notebooks
@@ -57,13 +57,13 @@
 # numbers, guess what it will print. Change the numbers and run it again: nothing here can break.
 # If a notebook gets into a strange state, use *Kernel → Restart Kernel and Run All Cells*.
 #
-# **Exercises.** Notebooks 01 to 09 each stop once or twice for an exercise, right where its
+# **Exercises.** Notebooks 01 to 11 each stop once or twice for an exercise, right where its
 # idea was taught: replace the `...` (or, for a function, the line `raise NotImplementedError`)
 # with your answer and run the cell, and its check says **Correct!** or what went wrong. Stuck? Call `.hint()` or
 # `.solution()` on the exercise, or open the collapsed solution cell below it.
 #
 # **Instructors.** Each notebook is a lesson of 15 to 30 minutes. The notebooks with live labs
-# (04, 06, 07, 08, 09 and 11) show sliders that move a figure as you drag them. To present one
+# (04, 06, 08, 10, 11 and 13) show sliders that move a figure as you drag them. To present one
 # without the code, run `voila notebooks/04_softmax_saturation.ipynb` and use the browser page
 # it opens.
 #

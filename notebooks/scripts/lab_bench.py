@@ -94,7 +94,7 @@ saturation_lab(present=True)
 masking_lab(present=True)
 
 # %% [markdown]
-# ## 3. Grouped-query attention and the KV cache (notebook 07)
+# ## 3. Grouped-query attention and the KV cache (notebook 08)
 #
 # **Ask.** "While a model generates text it keeps every past token's K and V. How much memory is
 # that, and how do models cut it?"
@@ -120,7 +120,7 @@ masking_lab(present=True)
 gqa_lab(present=True)
 
 # %% [markdown]
-# ## 4. Tiled attention and the online softmax (notebook 08)
+# ## 4. Tiled attention and the online softmax (notebook 10)
 #
 # **Ask.** "Can we compute attention without ever storing the whole $T \times T$ score matrix?"
 #
@@ -136,7 +136,7 @@ gqa_lab(present=True)
 # $e^{m_{old} - m_{new}}$ (red edge); after the last tile, output / $l$ is exact attention.
 #
 # **Likely question.** "Is tiled attention an approximation?" No: it gives the same result as
-# plain attention up to floating-point rounding (notebook 08 checks it), with memory linear
+# plain attention up to floating-point rounding (notebook 10 checks it), with memory linear
 # in $T$ instead of quadratic.
 
 # %%
@@ -144,7 +144,7 @@ gqa_lab(present=True)
 tiling_lab(present=True)
 
 # %% [markdown]
-# ## 5. Training with and without the scale (notebook 09)
+# ## 5. Training with and without the scale (notebook 11)
 #
 # **Ask.** "Saturation makes the gradient small. Does that really stop a model from learning?"
 #
@@ -159,7 +159,7 @@ tiling_lab(present=True)
 # scaled, it stays large and the loss falls. The weight map shows whether each query has found
 # its key (the squares).
 #
-# **Likely question.** "Couldn't a bigger learning rate fix it?" Notebook 09 tries several step
+# **Likely question.** "Couldn't a bigger learning rate fix it?" Notebook 11 tries several step
 # sizes: the unscaled run stalls at every one, because the gradient is smaller by orders of
 # magnitude, not by a constant factor.
 
@@ -168,14 +168,14 @@ tiling_lab(present=True)
 gradient_lab(present=True)
 
 # %% [markdown]
-# ## 6. Attention in a trained model (notebook 11)
+# ## 6. Attention in a trained model (notebook 13)
 #
 # **Ask.** "Does a real model's attention look like our toy examples?"
 #
 # **Drag, in order.**
 # 1. Query token *it*; drag the layer and the head. *Predict:* will most heads put their
 #    weight on *animal* or *street*?
-# 2. Layer 0, head 2, any query token. *Predict:* which key wins (notebook 11 found a
+# 2. Layer 0, head 2, any query token. *Predict:* which key wins (notebook 13 found a
 #    previous-token head here)?
 # 3. Type a sentence of the class's choosing and press Enter.
 #
@@ -184,7 +184,7 @@ gradient_lab(present=True)
 # of the 6 × 12 heads.
 #
 # **Likely question.** "So this head *knows* what *it* refers to?" Careful: a weight is not an
-# explanation. Notebook 11 shows why (weights on `[SEP]` often carry little, and a large weight
+# explanation. Notebook 13 shows why (weights on `[SEP]` often carry little, and a large weight
 # on a key with a small value vector contributes little).
 
 # %%

@@ -14,10 +14,10 @@
 # ---
 
 # %% [markdown]
-# # 10 · Active recall: twelve questions across the whole sequence
+# # 12 · Active recall: twelve questions across the whole sequence
 #
 # Reading a worked answer feels like understanding; producing the answer yourself is what makes
-# it stay. This notebook asks twelve questions, one or two per idea of notebooks 01 to 09, and
+# it stay. This notebook asks twelve questions, one or two per idea of notebooks 01 to 11, and
 # checks your answers. The first seven are the active-recall questions of the lesson the
 # collection started from; the others come from the later chapters.
 #
@@ -343,14 +343,14 @@ recall.backward.check(p * (g - (p * g).sum()))
 # | 5 | equal keys get equal weights | `03_worked_example_it` |
 # | 6 | saturation and the vanishing gradient | `04_softmax_saturation` (and `05_overflow_misconception`) |
 # | 7 | $\mathrm{Var}(XY)$ for independent zero-mean factors | `02_why_sqrt_dk` |
-# | 8 | split and merge heads | `07_multi_head_and_kv_cache` |
-# | 9 | the grouped-query KV cache | `07_multi_head_and_kv_cache` |
-# | 10 | the online softmax's rescale factor | `08_cost_and_tiling` |
+# | 8 | split and merge heads | `07_multi_head` |
+# | 9 | the grouped-query KV cache | `07_multi_head` |
+# | 10 | the online softmax's rescale factor | `10_cost_and_tiling` |
 # | 11 | mask before the softmax | `06_masking` |
-# | 12 | the softmax backward pass | `09_gradients` |
+# | 12 | the softmax backward pass | `11_gradients` |
 #
 # The chapters have exercises of their own, at the point where each idea is taught; they are in
-# `attnlib.exercises.ch01` to `ch09`, for example `ch05.stable_softmax`, where you write a
+# `attnlib.exercises.ch01` to `ch11`, for example `ch05.stable_softmax`, where you write a
 # softmax that survives scores of 1000.
 
 # %% [markdown]

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 11 · Attention in a trained model
+# # 13 · Attention in a trained model
 #
 # Every notebook so far ran attention on numbers we made up: four hand-picked tokens, random
 # projections. The question a student asks at the end is fair: *is this really what a trained
@@ -558,7 +558,7 @@ for i, s in enumerate(sentences):
 # %% [markdown]
 # The paraphrases find each other ("a man is playing a guitar" and "someone is strumming an
 # instrument" share almost no words), the two animal sentences are near twins, and the
-# unrelated pairs score low. The attention you learned in notebooks 00 to 10, stacked 6 layers
+# unrelated pairs score low. The attention you learned in notebooks 00 to 12, stacked 6 layers
 # deep with trained weights, is what builds these vectors.
 
 # %% [markdown]

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 09 · Gradients: attention is differentiable, and why unscaled training stalls
+# # 11 · Gradients: attention is differentiable, and why unscaled training stalls
 #
 # A common lesson text ends its derivation of attention with this sentence:
 #
@@ -126,17 +126,17 @@ print(f"L = {loss_of(W_Q, W_K, W_V):.6f}")
 #
 # Before reading the code below, turn the softmax line into numpy: `my_softmax_backward(p, g)`
 # returns $\partial L/\partial s$ for weights `p` and upstream gradient `g = dL/dp`, both of shape
-# `(..., n)`, row by row, without building $J$. Help: `ch09.softmax_backward.hint()`.
+# `(..., n)`, row by row, without building $J$. Help: `ch11.softmax_backward.hint()`.
 
 # %%
-from attnlib.exercises import ch09
+from attnlib.exercises import ch11
 
 
 def my_softmax_backward(p, g):
     raise NotImplementedError  # replace this line with your code
 
 
-ch09.softmax_backward.check(my_softmax_backward)
+ch11.softmax_backward.check(my_softmax_backward)
 
 # %% [markdown]
 # **Solution** (hidden; click the collapsed cell below to show it):
@@ -147,7 +147,7 @@ def softmax_backward_solution(p, g):
     return p * (g - (p * g).sum(axis=-1, keepdims=True))  # ds_j = p_j (g_j - sum_l g_l p_l)
 
 
-ch09.softmax_backward.check(softmax_backward_solution)
+ch11.softmax_backward.check(softmax_backward_solution)
 
 # %%
 dO = np.zeros_like(O)
@@ -611,4 +611,4 @@ gradient_lab()
 #   unscaled. And the scale is equivalent to dividing the initial $W_Q, W_K$ by $d_k^{1/4}$ and
 #   the step by $\sqrt{d_k}$: it makes one standard setting work at every $d_k$.
 #
-# Next: **10 · Active recall**, questions across the whole sequence.
+# Next: **12 · Active recall**, questions across the whole sequence.

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 08 · The cost of attention, and computing it in tiles
+# # 10 · The cost of attention, and computing it in tiles
 #
 # Every query is compared with every key, so attention builds a $T \times T$ matrix of scores.
 # This notebook counts what that matrix costs, measures it, and then takes it apart: the
@@ -331,18 +331,18 @@ print("\nordinary softmax: weights @ V =", weights @ V, f"  (max {s.max():.4f})"
 # Write `online_softmax_step(m, l, acc, s, v)`: given the running state `m`, `l`, `acc` and a
 # new block of scores `s` (shape `(n,)`) with their value rows `v` (shape `(n, d_v)`), return the
 # new state `(m, l, acc)`. The check feeds your function four blocks in a row, starting from
-# `m = -inf`, `l = 0`, `acc = [0, 0]`. Stuck? `ch08.online_softmax_step.hint()`, or
-# `ch08.online_softmax_step.solution()`.
+# `m = -inf`, `l = 0`, `acc = [0, 0]`. Stuck? `ch10.online_softmax_step.hint()`, or
+# `ch10.online_softmax_step.solution()`.
 
 # %%
-from attnlib.exercises import ch08
+from attnlib.exercises import ch10
 
 
 def online_softmax_step(m, l, acc, s, v):
     raise NotImplementedError  # replace this line with your code
 
 
-ch08.online_softmax_step.check(online_softmax_step)
+ch10.online_softmax_step.check(online_softmax_step)
 
 # %% [markdown]
 # **Solution** (hidden; click the collapsed cell below to show it):
@@ -356,7 +356,7 @@ def online_softmax_step_solution(m, l, acc, s, v):
     return m_new, rescale * l + p.sum(), rescale * acc + p @ v
 
 
-ch08.online_softmax_step.check(online_softmax_step_solution)
+ch10.online_softmax_step.check(online_softmax_step_solution)
 
 # %% [markdown]
 # ## 4. Tiled attention, tile by tile

@@ -1,4 +1,4 @@
-"""Exercises for notebook 09, gradients: ``ch09.softmax_backward``."""
+"""Exercises for notebook 11, gradients: ``ch11.softmax_backward``."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def _grade(func: Callable) -> str:
 
 
 softmax_backward = FunctionExercise(
-    "ch09.softmax_backward",
+    "ch11.softmax_backward",
     _grade,
     hint="dL/ds_j = sum_i g_i p_i (delta_ij - p_j) = p_j g_j - p_j sum_i p_i g_i. Sum along the"
     " last axis with keepdims=True so that batches of rows work.",

@@ -283,7 +283,7 @@ plt.show()
 # With random weights, no head "means" anything; row "it" simply differs from head to head.
 # In a trained model, heads specialise: some attend to the previous token, some match a
 # pronoun with its noun, some track syntax. That specialisation is learned, not designed
-# (notebook 11 looks at the heads of a real trained model).
+# (notebook 13 looks at the heads of a real trained model).
 
 # %% [markdown]
 # ## What the extra heads cost
@@ -349,7 +349,7 @@ for label, cost in [("1 head", one), ("8 heads", eight)]:
 # memory: 8 heads keep 8 weight matrices of $T \times T$, $n_{heads} T^2$ numbers instead of
 # $T^2$, and training stores them for the backward pass. That is the term that grows fastest with
 # context length, and it is the one that FlashAttention-style tiling avoids storing at all
-# (notebook 08).
+# (notebook 10).
 #
 # </details>
 
@@ -570,18 +570,20 @@ for name, n_kv in [("MHA", 32), ("GQA", 8), ("MQA", 1)]:
 # A smaller model: 24 layers, 16 query heads that share 4 K/V heads of $d_{head} = 64$, its
 # cache stored in float32 (4 bytes per number). How many bytes does the KV cache take for one
 # sequence of $T = 2048$ tokens? Answer in bytes, not KiB or MiB. Stuck?
-# `ch07.kv_cache_bytes.hint()`, or `ch07.kv_cache_bytes.solution()`.
+# `ch08.kv_cache_bytes.hint()`, or `ch08.kv_cache_bytes.solution()`.
 
 # %%
 layers, n_q, n_kv, d_h, T_ctx, n_bytes = 24, 16, 4, 64, 2048, 4
 cache_bytes = ...  # your answer, in bytes
-ch07.kv_cache_bytes.check(cache_bytes)
+from attnlib.exercises import ch08
+
+ch08.kv_cache_bytes.check(cache_bytes)
 
 # %% [markdown]
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-ch07.kv_cache_bytes.check(2 * layers * n_kv * d_h * T_ctx * n_bytes)  # 2: K and V
+ch08.kv_cache_bytes.check(2 * layers * n_kv * d_h * T_ctx * n_bytes)  # 2: K and V
 
 # %% [markdown]
 # ## Decoding with a KV cache, by hand
