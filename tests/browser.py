@@ -43,7 +43,7 @@ LAUNCH_ARGS = [
 #: README's own options are in voila.json, which voila reads from its working directory (ROOT).
 VOILA_TEST_OPTIONS = (
     "--VoilaKernelManager.fill_delay=3600",
-    "--VoilaConfiguration.extension_denylist=['jupyterlab-jupytext']",
+    "--VoilaConfiguration.extension_denylist=jupyterlab-jupytext",
 )
 #: Server extensions JupyterLab loads that no notebook page uses: language servers (they look
 #: for node and npm at start), terminals, voila's preview; and jupytext's, which a student's
@@ -217,11 +217,13 @@ def open_session(base: str, token: str, notebook: str) -> None:
         pass
 
 
-def start_voila(home: Path, notebook: Path, log: BinaryIO) -> tuple[subprocess.Popen, str]:
+def start_voila(
+    home: Path, notebook: Path, log: BinaryIO, *options: str
+) -> tuple[subprocess.Popen, str]:
     """Start (not wait for) voila serving ``notebook``, its kernel run ahead (preheated).
 
-    The command an instructor runs (README; its options are in ROOT/voila.json), plus a loopback
-    address and a free port.
+    The command an instructor runs (README; its options are in ROOT/voila.json, and ``options``
+    are added), plus a loopback address and a free port.
     Returns (process, page url); the server writes to ``log``.
     """
     port = free_port()
@@ -236,6 +238,7 @@ def start_voila(home: Path, notebook: Path, log: BinaryIO) -> tuple[subprocess.P
             "--Voila.port_retries=0",
             f"--Voila.connection_dir_root={home}",  # kernel files: in the (temporary) home
             *VOILA_TEST_OPTIONS,
+            *options,
         ),
         env=env,
         cwd=ROOT,

@@ -2,7 +2,8 @@
 registry, into ``notebooks/vendor/`` (git-ignored):
 
 * ``reveal.js`` (version 4): the slide deck's styles. voila's reveal template takes them from a
-  CDN unless a local copy exists (``voila.py`` at the repository's root points it here).
+  CDN unless a local copy exists (README's offline slide command points it here).
+* ``jquery`` (version 3): voila's reveal template loads it from a CDN too (its slide code needs it).
 * ``axe-core`` (version 4): the accessibility scanner ``tests/test_accessibility_in_browser.py``
   injects into the lab bench.
 
@@ -23,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 VENDOR = ROOT / "notebooks" / "vendor"
 #: npm package spec -> folder under VENDOR.
-PACKAGES = {"reveal.js@4": "reveal.js", "axe-core@4": "axe-core"}
+PACKAGES = {"reveal.js@4": "reveal.js", "jquery@3": "jquery", "axe-core@4": "axe-core"}
 
 
 def fetch(spec: str, folder: Path) -> str:
