@@ -164,7 +164,15 @@ def start_jupyterlab(
             {
                 "buildCheck": False,
                 "buildAvailable": False,
-                "disabledExtensions": {"jupyterlab-jupytext": True},
+                # jupytext's (see JUPYTERLAB_UNUSED); the language-server client and the two
+                # plugins that need it: its server extension is off, and it would ask for
+                # /lsp/status and log a 404
+                "disabledExtensions": {
+                    "jupyterlab-jupytext": True,
+                    "@jupyterlab/lsp-extension": True,
+                    "@jupyterlab/fileeditor-extension:language-server": True,
+                    "@jupyterlab/notebook-extension:language-server": True,
+                },
             }
         )
     )
