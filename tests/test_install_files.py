@@ -4,6 +4,7 @@ the student install plus voila and warms the model cache."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -125,3 +126,15 @@ def test_binder_post_build_installs_attnlib_then_warms_the_model_cache(tmp_path:
 
 def test_binder_post_build_stops_at_the_first_failure(tmp_path: Path) -> None:
     assert run_post_build(tmp_path, fail_on="pip") == (3, ["-m pip install --no-deps -e ."])
+
+
+def test_voila_settings_cull_the_kernels_of_closed_pages_as_readme_says() -> None:
+    """voila.json (read by voila from this folder): pages preheated, and a kernel whose page has
+    gone shut down after the idle time README states, checked as often as it states."""
+    settings = json.loads((ROOT / "voila.json").read_text())
+    cull = settings["MappingKernelManager"]
+    assert settings["VoilaConfiguration"]["preheat_kernel"] is True
+    assert cull.get("cull_connected", False) is False, "an open page's kernel would be culled"
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    stated = f"culled after {cull['cull_idle_timeout']} s idle with no page connected, checked"
+    assert f"{stated} every {cull['cull_interval']} s" in readme
