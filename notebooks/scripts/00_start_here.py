@@ -64,8 +64,9 @@
 #
 # **Instructors.** Each notebook is a lesson of 15 to 30 minutes. The notebooks with live labs
 # (04, 06, 08, 10, 11 and 13) show sliders that move a figure as you drag them. To present one
-# without the code, run `voila notebooks/04_softmax_saturation.ipynb` and use the browser page
-# it opens.
+# without the code, install voila once (`python -m pip install voila`), then run, from the
+# repository's folder, `python -m voila notebooks/04_softmax_saturation.ipynb` and use the
+# browser page it opens (the README's instructor section says more).
 #
 # **What is where.** The mathematics is in the notebook cells, written out in numpy. The package
 # `attnlib` holds what would distract from it: example data, plots, the live labs, and tested

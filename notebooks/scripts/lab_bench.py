@@ -25,8 +25,9 @@
 # * **Notice**: what the class should see;
 # * **Likely question**, with an answer.
 #
-# Serve it without code (from the repository folder; the instructor section of the README has
-# the command): `voila notebooks/lab_bench.ipynb`. Every control follows the arrow keys once
+# Serve it without code, with voila installed (`python -m pip install voila`), from the
+# repository's folder: `python -m voila notebooks/lab_bench.ipynb` (the README's instructor
+# section says more). Every control follows the arrow keys once
 # clicked, so you can move a slider one step at a time while you talk. The notebook that
 # teaches each lab's ideas is named in its section; students work there, at notebook size.
 #
@@ -34,6 +35,8 @@
 # notebook); tests/test_labs_in_browser.py runs this page under voila and moves every control. -->
 
 # %%
+from IPython.display import HTML
+
 from attnlib.widgets import (
     gqa_lab,
     gradient_lab,
@@ -42,6 +45,17 @@ from attnlib.widgets import (
     tiling_lab,
     trained_attention_lab,
 )
+
+# Under voila, the lab cards read from the back of a room: large type, lines of at most ~65
+# characters (a readable measure), centred above their lab.
+HTML("""<style>
+body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown {
+    font-size: 26px; line-height: 1.45; max-width: 65ch; margin: 0 auto;
+}
+body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown h1 { font-size: 1.9em; }
+body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown h2 { font-size: 1.5em; }
+body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown code { font-size: 0.9em; }
+</style>""")
 
 # %% [markdown]
 # ## 1. Softmax saturation (notebook 04)
