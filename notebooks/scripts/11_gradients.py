@@ -620,7 +620,8 @@ shrunk = problem._replace(W_Q=W_Q0 / d_k**0.25, W_K=W_K0 / d_k**0.25)
 twin = train_retrieval(shrunk, scale=1.0, lr=0.1 / np.sqrt(d_k), steps=150)
 difference = np.abs(twin["loss"] - runs["scaled", 0.1]["loss"]).max()
 print(
-    f"unscaled, weights / 4 and step / 16, vs scaled: losses differ by < 1e-12: {difference < 1e-12}"
+    "unscaled, weights / 4 and step / 16, vs scaled: losses differ by < 1e-12:",
+    difference < 1e-12,
 )
 
 # %% [markdown]
@@ -665,7 +666,8 @@ for seed in SEEDS:
             torch_correct.setdefault((kind, lr), []).append(round(final * n_pairs))
 
 print(
-    f"PyTorch's init, d_k = {torch_dk}, medians over the seeds: Var(q) = {np.median(variance_q):.2f};"
+    f"PyTorch's init, d_k = {torch_dk}, medians over the seeds:"
+    f" Var(q) = {np.median(variance_q):.2f};"
 )
 print(
     "variance of the scores at the start: scaled"

@@ -255,7 +255,8 @@ print(f"clear flips:       right way {right_way.sum()} | wrong way {wrong_way.su
 
 def it_row_table(heads):
     print(
-        f"{'head':<8}{'tired: animal':>14}{'street':>8}{'wide: animal':>14}{'street':>8}{'shift':>8}"
+        f"{'head':<8}{'tired: animal':>14}{'street':>8}"
+        f"{'wide: animal':>14}{'street':>8}{'shift':>8}"
     )
     for l, h in heads:
         print(
@@ -515,7 +516,8 @@ print(f"rows measured: {entropy_scaled.size:,} (every real query of every head)"
 print(f"{'':<24}{'mean entropy':>13}{'rows with max weight > 0.9':>28}")
 print(f"{'uniform rows (ln T)':<24}{uniform:>13.2f}")
 print(
-    f"{'with the scale (model)':<24}{entropy_scaled.mean():>13.2f}{(max_scaled > 0.9).mean():>28.1%}"
+    f"{'with the scale (model)':<24}{entropy_scaled.mean():>13.2f}"
+    f"{(max_scaled > 0.9).mean():>28.1%}"
 )
 print(f"{'scale removed':<24}{entropy_raw.mean():>13.2f}{(max_raw > 0.9).mean():>28.1%}")
 
