@@ -193,13 +193,16 @@ gradient_lab(present=True)
 #    previous-token head here)?
 # 3. Type a sentence of the class's choosing and press Enter.
 #
-# **Notice.** Heads differ: some follow the previous token, some pile their weight on `[CLS]`
-# or `[SEP]`, a few follow meaning. The same softmax of scaled scores is at work in every one
-# of the 6 × 12 heads.
+# **Notice.** Heads differ: one follows the previous token, many pile their weight on `[CLS]`
+# (32 of the 72 heads put more than half there, none on `[SEP]`), and a few shift their
+# preference between the two nouns when the referent changes, in one sentence frame but not in
+# another. The same softmax of scaled scores is at work in every one of the 6 × 12 heads.
 #
 # **Likely question.** "So this head *knows* what *it* refers to?" Careful: a weight is not an
-# explanation. Notebook 13 shows why (weights on `[SEP]` often carry little, and a large weight
-# on a key with a small value vector contributes little).
+# explanation. Notebook 13 shows why: counted over all 72 heads, as many flip the wrong way as
+# the right way; the heads that shift on "cross the street" do not shift on the trophy pair; a
+# large weight is not a large contribution (in the head it examines, `[CLS]` has the largest
+# weight but its short value vector adds less than *animal*).
 
 # %%
 # NBVAL_SKIP
