@@ -69,7 +69,8 @@ def _check(run: StudentRun, case: str, x: np.ndarray) -> None:
     try:
         result = run(case, x)
     except Wrong as wrong:
-        if "broadcast" in str(wrong) and _np_shape(x.shape[:-1]) in str(wrong):
+        keepdims_lost = f"{_np_shape(x.shape)} {_np_shape(x.shape[:-1])}"
+        if "broadcast" in str(wrong) and keepdims_lost in str(wrong):
             raise Wrong(
                 f"{wrong}. Keep the summed axis, e.sum(axis=-1, keepdims=True), so that each"
                 f" row is divided by its own sum."

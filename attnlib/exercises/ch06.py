@@ -126,7 +126,7 @@ def _batch_message(run: StudentRun, case: str, Q, K, V, mask, wrong: Wrong) -> W
         alone = False
     if not alone:
         return wrong
-    if "einsum" in str(wrong):
+    if "einstein" in str(wrong) or "einsum" in str(wrong):
         fix = (
             "your einsum names two axes per array; let '...' stand for the leading ones:"
             " np.einsum('...qd,...kd->...qk', Q, K)."

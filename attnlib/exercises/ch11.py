@@ -43,7 +43,8 @@ def _check(run: StudentRun, case: str, p: np.ndarray, g: np.ndarray) -> None:
     try:
         result = run(case, p, g)
     except Wrong as wrong:
-        if p.ndim > 1 and "broadcast" in str(wrong) and f"({p.shape[0]},)" in str(wrong):
+        keepdims_lost = f"({','.join(map(str, p.shape))}) ({p.shape[0]},)"
+        if p.ndim == 2 and "broadcast" in str(wrong) and keepdims_lost in str(wrong):
             raise Wrong(
                 f"{wrong}. Keep the summed axis, (p * g).sum(axis=-1, keepdims=True), so"
                 f" each row subtracts its own sum."

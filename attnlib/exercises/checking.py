@@ -977,7 +977,9 @@ class FunctionExercise(Exercise):
         if not failures:
             return self.correct_message + note
         passed = len(cases) - len(failures)
-        names = ", ".join(case for case, _ in failures)
+        names = "; ".join(case for case, _ in failures[:3])
+        if len(failures) > 3:
+            names += f"; and {len(failures) - 3} more"
         tally = (
             f"It passes {passed} of {len(cases)} cases; it fails on {names}."
             if passed
