@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
+import threading
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
+from types import ModuleType
 
 import nbformat
 import numpy as np
@@ -22,14 +28,18 @@ from attnlib.exercises.checking import (
     Exercise,
     NumberExercise,
     ShapeExercise,
+    StepsExercise,
+    vec,
     wrap,
 )
+from attnlib.positions import rope
 
 FAST = settings(max_examples=30, deadline=None, database=None)
 
+MODULES = [getattr(ex, m) for m in ex.__all__ if isinstance(getattr(ex, m), ModuleType)]
 EXERCISES = [
     (f"{module.__name__.rsplit('.', 1)[1]}.{name}", getattr(module, name))
-    for module in (getattr(ex, m) for m in ex.__all__)
+    for module in MODULES
     for name in module.__all__
     if isinstance(getattr(module, name), Exercise)
 ]
@@ -165,7 +175,7 @@ def test_a_near_miss_is_told_to_carry_precision() -> None:
     assert_wrong(NUMBER, 71.0, "close, but not within the tolerance")
 
 
-@pytest.mark.parametrize("answer", ["72", [72.0, 1.0], True, {"v": 72}])
+@pytest.mark.parametrize("answer", [[72.0, 1.0], True, {"v": 72}])
 def test_a_number_answer_of_the_wrong_type_says_what_was_expected(answer) -> None:
     assert_wrong(NUMBER, answer, "should be a single number")
 
@@ -200,7 +210,7 @@ def test_a_wrong_array_answer_is_shown_back() -> None:
 
 
 def test_an_array_answer_with_nan_is_told_so() -> None:
-    assert_wrong(ARRAY, [np.nan, 0.75], "contains NaN")
+    assert_wrong(ARRAY, [np.nan, 0.75], "should be finite")
 
 
 @pytest.mark.parametrize("answer", ["0.25, 0.75", [[0.25], [0.75, 1.0]], ["a", "b"]])
@@ -502,7 +512,7 @@ def test_stable_softmax_names_underflow_on_very_negative_scores() -> None:
     assert_wrong(
         ch05.stable_softmax,
         lambda x: stable(x) if x.max() > -500 else naive(x),
-        "[-1000, -1001]",
+        "[-20000, -20001]",
         "every e^x underflows to 0",
     )
 
@@ -575,12 +585,15 @@ def no_max_shift(Q, K, V, mask):
         (after_softmax, ["applied the mask after the softmax", "no longer sum to 1"]),
         (wrong_way_round, ["wrong way round", "True means 'may attend'"]),
         (over_queries, ["not 1: the softmax ran along axis -2", "axis=-1"]),
-        (plain_transpose, ["On a batch of 2 sequences", "np.swapaxes(K, -1, -2), not K.T"]),
-        (zero_not_inf, ["masked scores set to 0 still get weight"]),
+        (plain_transpose, ["On a batch of 2 sequences", "np.swapaxes(K, -1, -2): K.T reverses"]),
+        (zero_not_inf, ["a finite fill value (0, -100, ...) still gets weight"]),
         (no_mask, ["ignore the mask"]),
         (unscaled, ["not scaled"]),
         (no_max_shift, ["with large scores", "NaN or inf", "subtract each row's maximum"]),
-        (lambda Q, K, V, mask: masked(Q, K, V, mask)[0], ["return two arrays"]),
+        (
+            lambda Q, K, V, mask: masked(Q, K, V, mask)[0],
+            ["return 2 things, (output, weights), as a tuple"],
+        ),
         (lambda Q, K, V, mask: (V, masked(Q, K, V, mask)[1]), ["output is not weights @ V"]),
     ],
 )
@@ -644,16 +657,26 @@ def test_kv_cache_bytes_accepts_the_grouped_query_cache() -> None:
 @pytest.mark.parametrize(
     ("answer", "phrase"),
     [
-        (CACHE * ch08.N_HEADS // ch08.N_KV_HEADS, "the cache of plain multi-head attention"),
+        (CACHE * ch08.N_HEADS // ch08.N_KV_HEADS, "cached all 24 query heads"),
         (CACHE // 2, "keys AND values"),
-        (CACHE // ch08.BYTES, "counts values, not bytes"),
+        (CACHE // ch08.BYTES, "counted numbers, not bytes"),
         (CACHE // ch08.LAYERS, "That is one layer"),
+        (CACHE / 2**10, "in KiB"),
         (CACHE / 2**20, "in MiB"),
         (CACHE / 2**30, "in GiB"),
+        (CACHE / 1e6, "in MB (10^6 bytes)"),
     ],
 )
 def test_kv_cache_bytes_explains_typical_mistakes(answer: float, phrase: str) -> None:
     assert_wrong(ch08.kv_cache_bytes, answer, phrase)
+
+
+def test_kv_cache_bytes_names_every_mistake_of_a_combination() -> None:
+    all_heads_and_numbers = CACHE * ch08.N_HEADS // ch08.N_KV_HEADS // ch08.BYTES
+    assert_wrong(
+        ch08.kv_cache_bytes, all_heads_and_numbers, "2 mistakes", "all 24 query heads",
+        "counted numbers, not bytes",
+    )  # fmt: skip
 
 
 def test_a_large_wrong_number_is_printed_with_thousands_separators() -> None:
@@ -691,7 +714,7 @@ def make_step(m_new=None, rescale_l=True, rescale_acc=True, flip=False, shift=Tr
 @pytest.mark.parametrize(
     ("func", "phrases"),
     [
-        (make_step(rescale_acc=False), ["On a second block whose top score is above m",
+        (make_step(rescale_acc=False), ["a block whose top score is above m",
                                         "acc was not rescaled", "exp(m - m_new)"]),
         (make_step(rescale_l=False), ["l was not rescaled"]),
         (make_step(rescale_l=False, rescale_acc=False), ["the old l and acc were not rescaled"]),
@@ -699,7 +722,7 @@ def make_step(m_new=None, rescale_l=True, rescale_acc=True, flip=False, shift=Tr
         (make_step(shift=False), ["the block's weights must be p = exp(s - m_new)"]),
         (make_step(norm=True), ["keep acc unnormalised"]),
         (make_step(m_new=lambda m, s: s.max()), ["m_new is the larger of m and the new"]),
-        (lambda m, l, acc, s, v: step(m, l, acc, s, v)[:2], ["as a tuple (m, l, acc)"]),
+        (lambda m, l, acc, s, v: step(m, l, acc, s, v)[:2], ["(m, l, acc), as a tuple"]),
         (lambda m, l, acc, s, v: step(m, l, acc, s, v)[:2] + (acc,), ["should be ("]),
     ],
 )  # fmt: skip
@@ -744,68 +767,109 @@ def test_softmax_backward_explains_typical_mistakes(func, phrase: str) -> None:
 
 # --- recall (notebook 12) -----------------------------------------------------------------------
 
+STEPS_RIGHT = {
+    "E[q_m k_m]": 0,
+    "Var(q_m k_m)": 1,
+    "Var(q . k)": 36,
+    "std(q . k)": 6,
+    "Var(q . k / sqrt(d_k))": 1,
+}
 RECALL_RIGHT = {
     "projection_shapes": {
         "X": (6, 16), "W_Q": (16, 8), "W_K": (16, 8), "W_V": (16, 2),
         "Q": (6, 8), "K": (6, 8), "V": (6, 2),
     },
-    "three_projections": "b",
-    "scale_denominator": np.sqrt(recall.D_K) * recall.SIGMA_Q * recall.SIGMA_K,
+    "projection_parameters": 12 * 4 + 12 * 4 + 12 * 3,
+    "score_variance_steps": STEPS_RIGHT,
     "late_output": softmax(RAW_LATE / 2) @ V_ORDER,
-    "equal_keys": "b",
-    "unscaled_training": "b",
+    "equal_keys": ["late", "it"],
+    "saturated_gradient": np.exp(-30.0),
+    "scale_denominator": np.sqrt(recall.D_K) * recall.SIGMA_Q * recall.SIGMA_K,
     "product_variance": recall.VAR_X * recall.VAR_Y,
     "head_shapes": {"split": (8, 10, 64), "scores": (8, 10, 10), "merged": (10, 512)},
+    "head_scale": 8,
     "gqa_cache": 2 * recall.LAYERS * recall.N_KV_HEADS * recall.D_HEAD * recall.T * recall.BYTES,
-    "rescale_factor": np.exp(recall.M_OLD - recall.M_NEW),
-    "mask_after_softmax": "b",
-    "backward": recall.P * (recall.G - recall.P @ recall.G),
+    "decode_keys": [1, 1, 1, 1, 1, 0],
+    "mask_after_softmax": float(softmax(np.array([1.0, 2.0, 3.0]))[:2].sum()),
+    "word_order": [0, 3, 2, 1],
+    "tile_scores": 128 * 128,
+    "loss_gradients": {"cross-entropy": 0.98, "through the Jacobian": 0.98 * 0.01},
+    "trained_spread": 12 / np.sqrt(32),
+    "rope_offset": 8,
 }  # fmt: skip
 
 RECALL_WRONG = [
     ("projection_shapes", {**RECALL_RIGHT["projection_shapes"], "V": (6, 8)}, "own width d_v"),
     ("projection_shapes", {**RECALL_RIGHT["projection_shapes"], "W_Q": (8, 16)}, "wrong way"),
-    ("three_projections", "a", "there is only one input"),
-    ("three_projections", "c", "one projection fits the shapes fine"),
-    ("three_projections", "d", "there are T keys whatever the projections"),
+    ("projection_parameters", 132 + 60, "numbers of X too"),
+    ("projection_parameters", 3 * 48, "gave W_V the width d_k"),
+    ("projection_parameters", 48, "That is one matrix"),
+    ("projection_parameters", 84, "as if Q and K shared W"),
+    ("score_variance_steps", {**STEPS_RIGHT, "E[q_m k_m]": 1}, "both means are 0"),
+    ("score_variance_steps", {**STEPS_RIGHT, "Var(q_m k_m)": 2}, "Variances add for a sum"),
+    ("score_variance_steps", {**STEPS_RIGHT, "Var(q . k)": 6}, "standard deviation"),
+    ("score_variance_steps", {**STEPS_RIGHT, "std(q . k)": 36}, "its square root"),
+    ("score_variance_steps", {**STEPS_RIGHT, "Var(q . k / sqrt(d_k))": 6}, "by c^2, not c"),
+    ("score_variance_steps", {**STEPS_RIGHT, "std(q . k)": ...}, "Still to fill in: 'std"),
+    ("late_output", softmax(RAW_LATE) @ V_ORDER, "uses the raw scores"),
+    ("late_output", softmax(RAW_LATE / 4) @ V_ORDER, "divides the scores by d_k = 4"),
+    ("late_output", softmax(K_ORDER @ Q_ORDER[3] / 2) @ V_ORDER, "the query of 'it'"),
+    ("late_output", softmax(RAW_LATE / 2), "the output is weights @ V"),
+    ("equal_keys", ["Order", "was"], "Their keys differ"),
+    ("equal_keys", [], "the same vector"),
+    ("equal_keys", ["order", "was", "late", "it"], "only equal keys give equal scores"),
+    ("equal_keys", ["late", "cat"], "'cat' is not one of the items"),
+    ("saturated_gradient", 0.25, "two equal scores"),
+    ("saturated_gradient", np.exp(30), "That is e^30"),
+    ("saturated_gradient", 0, "Not exactly 0"),
     ("scale_denominator", np.sqrt(recall.D_K), "exact only when sigma_q sigma_k = 1"),
     ("scale_denominator", recall.D_K * recall.SIGMA_Q**2 * recall.SIGMA_K**2, "the variance"),
     ("scale_denominator", np.sqrt(recall.D_K) * recall.SIGMA_Q**2 * recall.SIGMA_K**2,
      "multiplied by the variances"),
-    ("late_output", softmax(RAW_LATE) @ V_ORDER, "uses the raw scores"),
-    ("late_output", softmax(K_ORDER @ Q_ORDER[3] / 2) @ V_ORDER, "the query of 'it'"),
-    ("late_output", softmax(RAW_LATE / 2), "the output is weights @ V"),
-    ("equal_keys", "a", "their keys differ"),
-    ("equal_keys", "c", "two equal keys give equal scores"),
-    ("equal_keys", "d", "only equal scores give equal weights"),
-    ("unscaled_training", "a", "nothing overflows at any d_k"),
-    ("unscaled_training", "c", "the loss need not be large"),
-    ("unscaled_training", "d", "it never grows with the scores"),
     ("product_variance", recall.VAR_X + recall.VAR_Y, "Variances add for a sum"),
     ("product_variance", np.sqrt(recall.VAR_X * recall.VAR_Y), "standard deviation"),
     ("product_variance", 0, "is the mean"),
     ("head_shapes", {**RECALL_RIGHT["head_shapes"], "split": (10, 8, 64)}, "transpose it"),
     ("head_shapes", {**RECALL_RIGHT["head_shapes"], "split": (8, 10, 512)}, "d_head = d_model"),
     ("head_shapes", {**RECALL_RIGHT["head_shapes"], "scores": (8, 10, 64)}, "(T, T)"),
-    ("gqa_cache", RECALL_RIGHT["gqa_cache"] * 4, "plain multi-head attention"),
-    ("gqa_cache", RECALL_RIGHT["gqa_cache"] // 2, "Half the right size"),
-    ("gqa_cache", RECALL_RIGHT["gqa_cache"] // 4, "A quarter of the right size"),
+    ("head_scale", np.sqrt(512), "sqrt(d_model)"),
+    ("head_scale", 64, "d_head itself"),
+    ("gqa_cache", RECALL_RIGHT["gqa_cache"] * 5, "all 40 query heads"),
+    ("gqa_cache", RECALL_RIGHT["gqa_cache"] // 2, "keys AND values"),
+    ("gqa_cache", RECALL_RIGHT["gqa_cache"] // 4, "counted numbers, not bytes"),
+    ("gqa_cache", RECALL_RIGHT["gqa_cache"] * 5 // 8, "3 mistakes"),
     ("gqa_cache", RECALL_RIGHT["gqa_cache"] // recall.LAYERS, "That is one layer"),
     ("gqa_cache", RECALL_RIGHT["gqa_cache"] / 2**20, "in MiB"),
-    ("rescale_factor", np.exp(recall.M_NEW - recall.M_OLD), "upside down"),
-    ("rescale_factor", 1.0, "Without a rescale"),
-    ("rescale_factor", recall.M_OLD - recall.M_NEW, "That is the exponent"),
-    ("mask_after_softmax", "a", "the rows no longer sum to 1"),
-    ("mask_after_softmax", "c", "cannot make NaN"),
-    ("mask_after_softmax", "d", "the upper triangle is the future"),
-    ("backward", recall.P * recall.G, "term is missing"),
-    ("backward", recall.G - recall.P @ recall.G, "Multiply by p"),
-    ("backward", -RECALL_RIGHT["backward"], "sign is flipped"),
+    ("decode_keys", [1, 1, 1, 1, 0, 0], "Off by one"),
+    ("decode_keys", [1, 1, 1, 1, 1, 1], "does not exist yet"),
+    ("decode_keys", [0, 0, 0, 0, 1, 0], "not only the newest"),
+    ("mask_after_softmax", 1.0, "before the softmax"),
+    ("mask_after_softmax", 0.6652, "the weight that was zeroed"),
+    ("word_order", [0, 1, 2, 3], "Each word keeps its own output"),
+    ("tile_scores", 4096**2, "the full T x T score matrix"),
+    ("tile_scores", 128 * 4096, "a whole strip"),
+    ("tile_scores", 128 * 128 * 4, "counts bytes"),
+    ("loss_gradients", {"cross-entropy": -0.99, "through the Jacobian": ...}, "s_1"),
+    ("loss_gradients", {"cross-entropy": 0.98, "through the Jacobian": 0.98}, "skips the"),
+    ("loss_gradients", {"cross-entropy": 0.98, "through the Jacobian": -0.0098}, "sign"),
+    ("trained_spread", 12 / 32, "You divided by d_head"),
+    ("trained_spread", 12, "scales its scores"),
+    ("rope_offset", 3, "absolute position"),
+    ("rope_offset", 4, "offset m - n = 4 itself"),
+    ("rope_offset", 16, "4 after the query"),
 ]  # fmt: skip
 
 
 def test_recall_has_a_right_answer_for_every_question() -> None:
     assert sorted(RECALL_RIGHT) == sorted(n for n in recall.__all__ if n != "NOTEBOOKS")
+
+
+def test_recall_asks_for_recall_not_recognition() -> None:
+    assert not any(isinstance(getattr(recall, n), ChoiceExercise) for n in RECALL_RIGHT)
+
+
+def test_recall_accepts_pencil_and_paper_precision_for_the_late_output() -> None:
+    assert_correct(recall.late_output, np.round(RECALL_RIGHT["late_output"], 2))
 
 
 @pytest.mark.parametrize("name", sorted(RECALL_RIGHT))
@@ -843,48 +907,83 @@ WITH_EXERCISES = sorted(
 )
 
 
-def check_cells(path: Path) -> list[tuple[bool, str]]:
-    """(hidden, printed text) of every code cell that calls an exercise's .check(...)."""
+SOLUTION_FIRST_LINE = "# solution (click to expand)"
+CALLED = re.compile(r"\b(ch\d\d|recall)\.(\w+)\.(check|check_solution)\(")
+
+
+def check_cells(path: Path) -> list[tuple[bool, str, str, str]]:
+    """(hidden, first source line, exercise called, printed text) of every code cell that
+    calls an exercise's .check(...) or .check_solution(...)."""
     cells = nbformat.read(path, as_version=4).cells
-    return [
-        (
-            bool(cell.metadata.get("jupyter", {}).get("source_hidden")),
-            "".join(out.get("text", "") for out in cell.outputs),
-        )
-        for cell in cells
-        if cell.cell_type == "code" and ".check(" in cell.source
-    ]
+    found = []
+    for cell in cells:
+        called = CALLED.search(cell.source) if cell.cell_type == "code" else None
+        if called:
+            jupyter = cell.metadata.get("jupyter", {})
+            found.append(
+                (
+                    bool(jupyter.get("source_hidden")) and bool(jupyter.get("outputs_hidden")),
+                    cell.source.splitlines()[0],
+                    f"{called.group(1)}.{called.group(2)}",
+                    "".join(out.get("text", "") for out in cell.outputs),
+                )
+            )
+    return found
 
 
-def test_notebook_10_has_exercises() -> None:
+def test_notebook_12_has_exercises() -> None:
     assert NOTEBOOKS / "12_active_recall.ipynb" in WITH_EXERCISES
 
 
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=[p.stem for p in WITH_EXERCISES])
-def test_exercise_cells_are_unanswered_and_their_hidden_solutions_pass(
-    path: Path,
-) -> None:
+def test_exercise_cells_are_unanswered_and_their_hidden_solutions_pass(path: Path) -> None:
     cells = check_cells(path)
     assert cells, f"{path.name} imports attnlib.exercises but checks nothing"
-    for (hidden, text), (next_hidden, next_text) in zip(cells[::2], cells[1::2]):
-        assert not hidden and "Not answered yet." in text, text
-        assert next_hidden and "Correct!" in next_text, next_text
     assert len(cells) % 2 == 0, f"{path.name}: an exercise cell has no solution cell"
+    for (hidden, _, called, text), (next_hidden, _, next_called, next_text) in zip(
+        cells[::2], cells[1::2]
+    ):
+        assert not hidden and "Not answered yet." in text, text
+        assert next_hidden and next_called == called and next_text.startswith("Correct!\n")
 
 
-def test_notebook_10_lists_the_options_of_every_choice_question() -> None:
-    markdown = " ".join(
-        cell.source
-        for cell in nbformat.read(NOTEBOOKS / "12_active_recall.ipynb", as_version=4).cells
-        if cell.cell_type == "markdown"
-    )
-    markdown = " ".join(markdown.split())
-    for name in recall.__all__:
-        exercise = getattr(recall, name)
-        if isinstance(exercise, ChoiceExercise):
-            for letter, (text, _) in exercise.options.items():
-                opening = " ".join(text.split()[:4])
-                assert f"**({letter})** {opening}" in markdown, (name, letter)
+@pytest.mark.parametrize("path", WITH_EXERCISES, ids=[p.stem for p in WITH_EXERCISES])
+def test_a_collapsed_solution_shows_a_comment_and_prints_only_its_verdict(path: Path) -> None:
+    exercises = dict(EXERCISES)
+    for _, first_line, called, text in check_cells(path)[1::2]:
+        assert first_line == SOLUTION_FIRST_LINE, (path.name, first_line)
+        verdict_text = wrap(f"Correct!\n{exercises[called].correct_message}".rstrip())
+        assert text == verdict_text + "\n", f"{path.name}, {called} prints more:\n{text}"
+
+
+def test_exercise_cells_call_check_and_solution_cells_check_solution() -> None:
+    for path in WITH_EXERCISES:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.source.startswith(SOLUTION_FIRST_LINE):
+                assert ".check(" not in cell.source, (path.name, cell.source)
+            else:
+                assert ".check_solution(" not in cell.source, (path.name, cell.source)
+
+
+def answer_texts(exercise: Exercise) -> list[str]:
+    """How the right answer of ``exercise`` would look if a message printed it."""
+    if isinstance(exercise, ArrayExercise) and exercise.expected.dtype != bool:
+        return [vec(exercise.expected), vec(exercise.expected, 2)]
+    if isinstance(exercise, NumberExercise):
+        values = [exercise.expected]
+    elif isinstance(exercise, StepsExercise):
+        values = [s.expected for s in exercise.steps.values() if s.expected not in (0, 1)]
+    else:
+        values = []
+    return [
+        text for v in values for text in (f"{v:,.0f}" if v == int(v) else f"{v:.3g}", f"{v:.4g}")
+    ]
+
+
+@pytest.mark.parametrize(("qualified", "exercise"), EXERCISES, ids=[q for q, _ in EXERCISES])
+def test_the_praise_for_a_right_answer_does_not_state_the_answer(qualified, exercise) -> None:
+    for text in answer_texts(exercise):
+        assert text not in exercise.correct_message, (qualified, text)
 
 
 @pytest.mark.parametrize(
@@ -901,3 +1000,411 @@ def test_notebook_10_lists_the_options_of_every_choice_question() -> None:
 )  # fmt: skip
 def test_every_coding_check_accepts_attnlibs_own_function(exercise, reference) -> None:
     assert_correct(exercise, reference)
+
+
+# --- every number exercise: no combination of its mistakes lands on the right answer -------------
+
+
+def number_exercises() -> list[tuple[str, NumberExercise]]:
+    """Every NumberExercise, the steps of every StepsExercise included."""
+    found = []
+    for qualified, exercise in EXERCISES:
+        if isinstance(exercise, NumberExercise):
+            found.append((qualified, exercise))
+        elif isinstance(exercise, StepsExercise):
+            found += [(f"{qualified}[{k!r}]", step) for k, step in exercise.steps.items()]
+    return found
+
+
+NUMBERS = number_exercises()
+
+
+def mistake_combinations(exercise: NumberExercise) -> list[tuple[float, int]]:
+    """(value, number of mistakes) of every combination: at most one factor per group, and at
+    most one listed wrong value (a wrong formula), taken as its ratio to the right answer."""
+    groups = [[f for f, _ in group] for group in exercise.factors]
+    if exercise.expected != 0 and exercise.mistakes:  # one wrong formula, compounded by factors
+        groups.append([v / exercise.expected for v, _ in exercise.mistakes])
+    values = []
+    for pick in itertools.product(*[[None, *g] for g in groups]):
+        chosen = [f for f in pick if f is not None]
+        if chosen:
+            values.append((exercise.expected * math.prod(chosen), len(chosen)))
+    if exercise.expected == 0:
+        values += [(v, 1) for v, _ in exercise.mistakes]
+    return values
+
+
+@pytest.mark.parametrize(("qualified", "exercise"), NUMBERS, ids=[q for q, _ in NUMBERS])
+def test_no_combination_of_listed_mistakes_is_accepted_as_right(qualified, exercise) -> None:
+    combos = mistake_combinations(exercise)
+    assert combos, f"{qualified} lists no mistakes"
+    for value, n in combos:
+        assert not exercise.close_to(value, exercise.expected), (qualified, value, n)
+        assert exercise.evaluate(value).status == "incorrect", (qualified, value, n)
+
+
+@pytest.mark.parametrize(("qualified", "exercise"), NUMBERS, ids=[q for q, _ in NUMBERS])
+def test_every_combination_of_compounding_mistakes_gets_its_own_diagnosis(
+    qualified, exercise
+) -> None:
+    combos = exercise.combinations()
+    values = [exercise.expected * math.prod(f for f, _ in c) for c in combos]
+    values += [v for v, _ in exercise.mistakes]
+    for (i, a), (j, b) in itertools.combinations(enumerate(values), 2):
+        assert not exercise.close_to(a, b), (qualified, i, j, a, b)
+    for combo, value in zip(combos, values):
+        message = verdict(exercise, value)[1]
+        assert all(m in message for _, m in combo), (qualified, combo)
+
+
+def test_the_enumeration_covers_every_number_exercise() -> None:
+    counts = {q: len(mistake_combinations(e)) for q, e in NUMBERS}
+    assert len(counts) >= 20 and min(counts.values()) >= 1
+    print(f"\n{sum(counts.values())} combinations over {len(counts)} number exercises:", counts)
+
+
+# --- inputs that break each listed mistake ------------------------------------------------------
+
+
+def mean_shift(x):
+    e = np.exp(x - x.mean(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def naive_long_double(x):
+    e = np.exp(np.asarray(x, dtype=np.longdouble))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def mean_shift_long_double(x):
+    return mean_shift(np.asarray(x, dtype=np.longdouble))
+
+
+@pytest.mark.parametrize("func", [mean_shift, naive_long_double, mean_shift_long_double])
+def test_stable_softmax_refuses_every_shift_but_the_maximum(func) -> None:
+    assert_wrong(ch05.stable_softmax, func, "NaN or inf", "subtract each row's maximum")
+
+
+def fill(value):
+    def student(Q, K, V, mask):
+        w = rows(np.where(mask, scaled(Q, K), value))
+        return w @ V, w
+
+    return student
+
+
+@pytest.mark.parametrize("value", [-100.0, -50.0])
+def test_masked_attention_refuses_a_finite_fill_on_every_run(value: float) -> None:
+    message = assert_wrong(ch06.masked_attention, fill(value))
+    assert "every allowed score near -170" in message
+
+
+def test_masked_attention_accepts_a_fill_below_every_score() -> None:
+    assert_correct(ch06.masked_attention, fill(-1e30))
+
+
+def test_online_softmax_step_refuses_a_step_that_recomputes_from_blocks_it_kept() -> None:
+    seen_s, seen_v = [], []
+
+    def recompute(m, l, acc, s, v):  # keeps every block and ignores the state it is handed
+        seen_s.append(s)
+        seen_v.append(v)
+        all_s, all_v = np.concatenate(seen_s), np.concatenate(seen_v)
+        m_new = all_s.max()
+        p = np.exp(all_s - m_new)
+        return m_new, p.sum(), p @ all_v
+
+    assert_wrong(ch10.online_softmax_step, recompute, "a state from 6 earlier scores")
+
+
+def test_online_softmax_step_names_a_step_that_ignores_the_old_state() -> None:
+    def block_only(m, l, acc, s, v):
+        p = np.exp(s - s.max())
+        return s.max(), p.sum(), p @ v
+
+    assert_wrong(ch10.online_softmax_step, block_only, "the block's alone")
+
+
+# --- results in every reasonable form, and none that is wrong -----------------------------------
+
+REFERENCES = {
+    "ch04.softmax_jacobian": attnlib.softmax_jacobian,
+    "ch05.stable_softmax": attnlib.softmax,
+    "ch06.masked_attention": lambda Q, K, V, mask: attnlib.scaled_dot_product_attention(
+        Q, K, V, mask=mask
+    ),
+    "ch07.split_heads": attnlib.split_heads,
+    "ch09.rope_score": lambda q, k, i, j: float(rope(q[None], [i])[0] @ rope(k[None], [j])[0]),
+    "ch10.online_softmax_step": step,
+    "ch11.softmax_backward": backward,
+}
+
+
+def converted(func, convert):
+    def student(*args):
+        result = func(*args)
+        if isinstance(result, tuple):
+            return tuple(convert(r) for r in result)
+        return convert(result)
+
+    return student
+
+
+def float32(r):
+    return np.float32(r) if np.ndim(r) == 0 else np.asarray(r, dtype=np.float32)
+
+
+def test_every_function_exercise_has_a_reference_here() -> None:
+    assert set(REFERENCES) == FUNCTIONS
+
+
+@pytest.mark.parametrize("qualified", sorted(REFERENCES))
+def test_a_float32_result_is_held_to_float32_precision(qualified: str) -> None:
+    assert_correct(dict(EXERCISES)[qualified], converted(REFERENCES[qualified], float32))
+
+
+@pytest.mark.parametrize("qualified", sorted(REFERENCES))
+def test_a_complex_result_is_refused(qualified: str) -> None:
+    as_complex = converted(REFERENCES[qualified], lambda r: np.asarray(r) + 0j)
+    assert_wrong(dict(EXERCISES)[qualified], as_complex, "complex numbers")
+
+
+def test_a_result_as_nested_lists_is_accepted() -> None:
+    assert_correct(ch07.split_heads, lambda x, n: split(x, n).tolist())
+    assert_correct(ch06.masked_attention, lambda *a: [r.tolist() for r in masked(*a)])
+
+
+class DuckTensor:
+    """What the checker sees of a PyTorch tensor that requires grad: .detach().cpu().numpy()."""
+
+    def __init__(self, value) -> None:
+        self.value = np.asarray(value)
+
+    def detach(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.value
+
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad.")
+
+    def __float__(self):
+        raise RuntimeError("a Tensor with grad cannot be read directly")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [Decimal("72"), Fraction(144, 2), DuckTensor(72.0), np.float32(72), np.array(72.0)],
+    ids=["Decimal", "Fraction", "0-d tensor", "float32", "0-d array"],
+)
+def test_a_number_answer_may_take_any_exact_or_tensor_form(answer) -> None:
+    assert_correct(NUMBER, answer)
+
+
+def test_a_real_torch_tensor_requiring_grad_is_read() -> None:
+    torch = pytest.importorskip("torch")
+    assert_correct(NUMBER, torch.tensor(72.0, requires_grad=True))
+    assert_correct(ARRAY, torch.tensor([0.25, 0.75], requires_grad=True))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        [Fraction(1, 4), Fraction(3, 4)],
+        [Decimal("0.25"), Decimal("0.75")],
+        DuckTensor([0.25, 0.75]),
+    ],
+    ids=["Fractions", "Decimals", "tensor"],
+)
+def test_an_array_answer_may_hold_exact_numbers_or_be_a_tensor(answer) -> None:
+    assert_correct(ARRAY, answer)
+
+
+@pytest.mark.parametrize(
+    ("answer", "phrase"),
+    [
+        (10**400, "larger than any float"),
+        (72 + 0j, "real number"),
+        ("72", "without quotes"),
+        (Decimal("1e400"), "larger than any float"),
+    ],
+)
+def test_a_number_answer_out_of_range_or_form_is_explained(answer, phrase: str) -> None:
+    assert_wrong(NUMBER, answer, phrase)
+
+
+def test_an_array_answer_of_complex_numbers_is_refused() -> None:
+    assert_wrong(ARRAY, [0.25 + 1j, 0.75], "complex numbers")
+
+
+def test_an_array_answer_with_nan_reads_as_english() -> None:
+    assert_wrong(ARRAY, [np.nan, 0.75], "The weights should be finite; yours has NaN")
+
+
+def test_a_shape_given_as_quoted_text_is_told_to_drop_the_quotes() -> None:
+    assert_wrong(ch01.projection_shapes, {**RIGHT_SHAPES, "Q": "(B, T, d_k)"}, "without quotes")
+
+
+@pytest.fixture
+def numpy_raises_on_everything():
+    old = np.seterr(all="raise")
+    yield
+    np.seterr(**old)
+
+
+@pytest.mark.parametrize("qualified", sorted(REFERENCES))
+def test_a_notebook_that_made_numpy_raise_does_not_break_the_checker(
+    qualified: str, numpy_raises_on_everything
+) -> None:
+    assert_correct(dict(EXERCISES)[qualified], REFERENCES[qualified])
+    assert_wrong(dict(EXERCISES)[qualified], lambda *a: np.full(3, np.nan))
+
+
+# --- the checker under stress -------------------------------------------------------------------
+
+
+def endless(*args):
+    while True:
+        pass
+
+
+def test_an_endless_loop_is_stopped_after_the_time_limit(monkeypatch) -> None:
+    monkeypatch.setattr(ch05.stable_softmax, "time_limit", 0.2)
+    message = assert_wrong(ch05.stable_softmax, endless, "still running after 0.2 s")
+    assert "passes" not in message  # grading stops: no other case is tried
+
+
+def test_an_endless_loop_is_stopped_outside_the_main_thread_too(monkeypatch) -> None:
+    monkeypatch.setattr(ch05.stable_softmax, "time_limit", 0.2)
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(v=verdict(ch05.stable_softmax, endless)))
+    worker.start()
+    worker.join(5)
+    assert box["v"][0] == "incorrect" and "still running after 0.2 s" in box["v"][1]
+
+
+def test_an_endless_loop_that_catches_exceptions_is_stopped_too(monkeypatch) -> None:
+    def stubborn(x):
+        while True:
+            try:
+                while True:
+                    pass
+            except Exception:
+                pass
+
+    monkeypatch.setattr(ch05.stable_softmax, "time_limit", 0.2)
+    assert_wrong(ch05.stable_softmax, stubborn, "still running")
+
+
+@pytest.mark.parametrize(("qualified", "exercise"), EXERCISES, ids=[q for q, _ in EXERCISES])
+def test_check_without_an_answer_says_how_to_call_it(qualified, exercise, capsys) -> None:
+    exercise.check()
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        out
+        == f"Not answered yet. Pass your answer to the check, like {qualified}.check(your_answer)."
+    )
+
+
+def test_a_function_unfinished_for_some_cases_is_wrong_not_unanswered() -> None:
+    def partial(x):
+        if x.ndim > 1:
+            raise NotImplementedError
+        return stable(x)
+
+    assert_wrong(ch05.stable_softmax, partial, "raised NotImplementedError", "passes 6 of 9")
+
+
+def test_a_wrong_function_is_told_how_many_cases_it_passes() -> None:
+    message = assert_wrong(ch05.stable_softmax, naive)
+    assert "It passes 3 of 9 cases; it fails on the large scores x = [1000, 1001];" in message
+    assert "; and 3 more." in message
+
+
+def test_a_function_that_changes_its_input_in_place_gets_a_note() -> None:
+    def in_place(x):
+        x -= x.max(axis=-1, keepdims=True)
+        np.exp(x, out=x)
+        x /= x.sum(axis=-1, keepdims=True)
+        return x
+
+    status, message = verdict(ch05.stable_softmax, in_place)
+    assert status == "correct" and "changed its input arrays in place" in message
+
+
+def test_a_rounded_array_answer_is_told_to_carry_more_decimals() -> None:
+    rounded = np.round(softmax(RAW_LATE / 2), 2)
+    assert_wrong(ch03.late_weights, rounded, "carry more decimals")
+
+
+def test_an_all_nan_softmax_is_not_blamed_on_underflow() -> None:
+    message = assert_wrong(ch05.stable_softmax, lambda x: np.full_like(x, np.nan))
+    assert "underflow" not in message.split("\n")[0]
+
+
+def test_a_two_axis_einsum_is_told_about_einsum_not_k_transpose() -> None:
+    def einsum_2d(Q, K, V, mask):
+        w = rows(np.where(mask, np.einsum("qd,kd->qk", Q, K) / np.sqrt(Q.shape[-1]), -np.inf))
+        return w @ V, w
+
+    message = assert_wrong(ch06.masked_attention, einsum_2d, "one sequence at a time", "'...")
+    assert "K.T reverses" not in message
+
+
+def test_a_one_row_backward_is_told_to_handle_a_batch_not_to_keep_dims() -> None:
+    def one_row(p, g):
+        return (np.diag(p) - np.outer(p, p)) @ g
+
+    message = assert_wrong(ch11.softmax_backward, one_row, "one row at a time")
+    assert "Keep the summed axis" not in message
+
+
+def test_masked_attention_names_d_k_instead_of_its_square_root() -> None:
+    def by_d_k(Q, K, V, mask):
+        w = rows(np.where(mask, Q @ np.swapaxes(K, -1, -2) / Q.shape[-1], -np.inf))
+        return w @ V, w
+
+    assert_wrong(ch06.masked_attention, by_d_k, "divided the scores by d_k = 3")
+
+
+def test_kv_cache_mask_names_an_off_by_one() -> None:
+    assert_wrong(ch06.kv_cache_mask, np.tril(np.ones((2, 5), dtype=bool), k=2), "Off by one")
+
+
+# --- progress -----------------------------------------------------------------------------------
+
+
+def fresh(exercise: Exercise, monkeypatch) -> Exercise:
+    monkeypatch.setattr(exercise, "record", type(exercise.record)())
+    return exercise
+
+
+def test_progress_lists_what_was_answered_hinted_or_revealed(monkeypatch, capsys) -> None:
+    for _, exercise in EXERCISES:
+        fresh(exercise, monkeypatch)
+    ch02.score_variance.check(1.0)
+    ch02.score_variance.check(ch02.score_variance.expected)
+    ch02.product_variance.hint()
+    ch02.product_variance.solution()
+    capsys.readouterr()
+    ex.progress()
+    assert capsys.readouterr().out == (
+        "ch02\n"
+        "  product_variance  not answered (hint seen, solution shown)\n"
+        "  score_variance    answered correctly (2 checks)\n"
+    )
+
+
+def test_progress_does_not_count_the_hidden_solution_cells(monkeypatch, capsys) -> None:
+    for _, exercise in EXERCISES:
+        fresh(exercise, monkeypatch)
+    ch02.score_variance.check_solution(ch02.score_variance.expected)
+    ch02.score_variance.check(...)
+    capsys.readouterr()
+    ex.progress()
+    assert capsys.readouterr().out.startswith("No exercise checked")

@@ -8,6 +8,7 @@ Learn's exercise notebooks::
     ch02.score_variance.check(72)   # Correct! / Not yet. ... / Not answered yet.
     ch02.score_variance.hint()
     ch02.score_variance.solution()
+    attnlib.exercises.progress()    # what you answered, hinted or revealed in this session
 
 =========  ===========================================  ===================================
 module     notebook                                     exercises
@@ -24,15 +25,22 @@ ch09       09_positions                                 rope_pair, rope_score, a
                                                         alibi_slopes_12, pairing
 ch10       10_cost_and_tiling                           online_softmax_step
 ch11       11_gradients                                 softmax_backward
-recall     12_active_recall                             one per idea of 01-11
+recall     12_active_recall                             one per idea of 01-13
 =========  ===========================================  ===================================
 
 The kinds of exercise (:mod:`attnlib.exercises.checking`): a number (``NumberExercise``, with a
-tolerance), an array (``ArrayExercise``; lists are fine), shapes (``ShapeExercise``; tuples or
-lists), a choice among options whose reasons are part of the option (``ChoiceExercise``), and a
-function the student writes (``FunctionExercise``, run on seeded inputs and edge cases and
-compared with attnlib's reference). ``check`` prints plain text; ``evaluate`` returns the
-verdict (a :class:`~attnlib.exercises.checking.Feedback`) without printing, for tests.
+tolerance, and its mistakes as compounding factors where they compound), the steps of a
+derivation (``StepsExercise``), an array (``ArrayExercise``; lists, tuples, tensors), shapes
+(``ShapeExercise``; tuples or lists), a set of named items (``SetExercise``), a choice among
+options whose reasons are part of the option (``ChoiceExercise``), and a function the student
+writes (``FunctionExercise``, run with a time limit on cases chosen to break each typical
+mistake and compared with attnlib's reference; a wrong function is told how many cases it
+passes). ``check`` prints plain text; ``evaluate`` returns the verdict (a
+:class:`~attnlib.exercises.checking.Feedback`) without printing, for tests.
+
+State: every exercise object keeps a record of its own (checks, right or not, hint and
+solution shown) for this session; :func:`progress` prints those records for the chapters the
+student used. That is the only state, and nothing else reads it.
 
 How to add an exercise to a notebook (recipe)
 ---------------------------------------------
@@ -64,25 +72,30 @@ How to add an exercise to a notebook (recipe)
       The committed notebook keeps the placeholder; its stored output is the stable line
       ``Not answered yet. Replace the ... with your answer, then run the cell again.``
    c. A markdown cell ``**Solution** (hidden; click the collapsed cell below to show it):``.
-   d. The solution cell, collapsed (source and output), which runs the check on the right
-      answer, so that CI proves the check accepts its own solution::
+   d. The solution cell, collapsed (source and output), which runs ``check_solution`` on the
+      right answer, so that CI proves the check accepts its own solution::
 
           # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-          ch02.score_variance.check(d_k * sigma_q**2 * sigma_k**2)
+          # solution (click to expand)
+          ch02.score_variance.check_solution(d_k * sigma_q**2 * sigma_k**2)
 
-      It computes the answer (never types a number in) and never reassigns the student's
+      JupyterLab shows the first line of a collapsed cell, so that line is the comment
+      ``# solution (click to expand)``; the cell prints nothing but the verdict, whose first
+      line is ``Correct!`` alone (no intermediate numbers). ``check_solution`` is not counted
+      as the student's answer by :func:`progress`. It computes the answer (never types a
+      number in) and never reassigns the student's
       names (``var_score``, ``my_softmax``): "Run All" runs it after the student's cell, and it
       must not overwrite their work. Name a solution function ``<name>_solution``. Rely on as
       few of the notebook's variables as possible (``np.sqrt(Q.shape[-1])`` rather than a
       ``d_k`` that a later cell may reassign).
 3. Run ``python tools/run_notebooks.py notebooks/NN_name.ipynb``. The exercise cell prints
-   ``Not answered yet.``, the solution cell ``Correct!``. The test
-   ``test_exercise_cells_are_unanswered_and_their_hidden_solutions_pass`` (in
-   ``tests/test_exercises.py``) checks that pairing in every notebook that imports
-   ``attnlib.exercises``.
+   ``Not answered yet.``, the solution cell ``Correct!``. The tests in
+   ``tests/test_exercises.py`` check that pairing, the first line and the output of every
+   solution cell in every notebook that imports ``attnlib.exercises``.
 """
 
 from . import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, recall
+from .checking import progress_report, say
 
 __all__ = [
     "ch01",
@@ -96,5 +109,19 @@ __all__ = [
     "ch09",
     "ch10",
     "ch11",
+    "progress",
     "recall",
 ]
+
+_CHAPTERS = (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, recall)
+
+
+def progress() -> None:
+    """Print which exercises of the chapters you used you have answered, hinted or revealed.
+
+    Lists, for every chapter module with an exercise checked, hinted or revealed in this
+    session (this kernel), each of its exercises: answered correctly, tried, or not answered,
+    with the number of checks and whether the hint or the solution was shown. The hidden
+    solution cells (``check_solution``) do not count as your answers.
+    """
+    say(progress_report(_CHAPTERS))

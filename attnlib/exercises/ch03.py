@@ -68,6 +68,6 @@ late_weights = _WeightsExercise(
     solution=f"""q_late = Q[2] = {_vec(_Q[_LATE])}; raw scores K @ q_late = {_vec(_raw)};
 scaled = raw / sqrt(d_k) = {_vec(_raw / np.sqrt(_D_K))};
 weights = np.exp(scaled) / np.exp(scaled).sum() = {_vec(_weights, "{:.4f}")}.""",
-    correct_message="'late' and 'it' get equal weight because their keys are equal; the"
-    " weights are those of 'it' with Order and was swapped.",
+    correct_message="Now set these weights beside those of 'it' above: within each, one pair of"
+    " weights is equal, and the keys say why.",
 )

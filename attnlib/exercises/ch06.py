@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from .. import causal_mask, scaled_dot_product_attention
 from .checking import (
     ArrayExercise,
     FunctionExercise,
+    StudentRun,
     Wrong,
-    call_student,
     close,
     result_array,
+    result_tuple,
     vec,
 )
 
 __all__ = ["kv_cache_mask", "masked_attention"]
 
 
-def _cases() -> list[tuple[str, tuple[np.ndarray, ...]]]:
+def _cases() -> list[tuple[str, tuple]]:
     rng = np.random.default_rng(6)
 
     def qkv(*lead: int, T: int = 4, d_k: int = 3, d_v: int = 2, size: float = 1.0):
@@ -31,6 +30,9 @@ def _cases() -> list[tuple[str, tuple[np.ndarray, ...]]]:
             rng.standard_normal((*shape, d_v)),
         )
 
+    # Every allowed score near -170: a masked score of -100 (or 0) would beat them all.
+    Q_low = -10.0 - rng.random((4, 3))
+    K_low = 10.0 + rng.random((4, 3))
     padding = np.array([[True, True, True, False, False]])  # (1, 5): the last 2 keys are padding
     return [
         ("a causal mask, T = 4, d_k = 3", (*qkv(), causal_mask(4))),
@@ -39,20 +41,24 @@ def _cases() -> list[tuple[str, tuple[np.ndarray, ...]]]:
             "a causal mask with large scores (entries of Q and K near 30)",
             (*qkv(size=30.0), causal_mask(4)),
         ),
+        (
+            "a causal mask with every allowed score near -170",
+            (Q_low, K_low, rng.standard_normal((4, 2)), causal_mask(4)),
+        ),
         ("a batch of 2 sequences, Q of shape (2, 4, 3), causal mask", (*qkv(2), causal_mask(4))),
     ]
 
 
 def _plain_softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
     """Softmax the way a student writes it (NaN for an all -inf row), to recognise mistakes."""
-    with np.errstate(all="ignore"):
-        e = np.exp(s - s.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def _diagnose(case: str, Q, K, mask, weights: np.ndarray) -> str:
     """The message for wrong ``weights`` on one case."""
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    d_k = Q.shape[-1]
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)
     sums = vec(weights.sum(axis=-1))
     known = [
         (
@@ -73,13 +79,12 @@ def _diagnose(case: str, Q, K, mask, weights: np.ndarray) -> str:
             "your weights ignore the mask: a masked key must get weight exactly 0.",
         ),
         (
-            _plain_softmax(np.where(mask, scores, 0.0)),
-            "masked scores set to 0 still get weight"
-            " e^0 in the softmax; set them to -np.inf, whose exponential is exactly 0.",
+            _plain_softmax(np.where(mask, scores * np.sqrt(d_k), -np.inf)),
+            "the scores are not scaled: divide Q @ K^T by sqrt(d_k) before masking.",
         ),
         (
-            _plain_softmax(np.where(mask, scores * np.sqrt(Q.shape[-1]), -np.inf)),
-            "the scores are not scaled: divide Q @ K^T by sqrt(d_k) before masking.",
+            _plain_softmax(np.where(mask, scores / np.sqrt(d_k), -np.inf)),
+            f"you divided the scores by d_k = {d_k}; the scale is sqrt(d_k) = {np.sqrt(d_k):.4g}.",
         ),
         (
             _plain_softmax(np.where(mask, scores, -np.inf), axis=-2),
@@ -91,6 +96,14 @@ def _diagnose(case: str, Q, K, mask, weights: np.ndarray) -> str:
     for wrong, message in known:
         if close(weights, wrong):
             return f"On {case}, {message}"
+    hidden = np.broadcast_to(~mask, weights.shape)
+    if np.isfinite(weights).all() and (np.abs(weights[hidden]) > 1e-6).any():
+        return (
+            f"On {case}, masked keys get weight up to {np.abs(weights[hidden]).max():.3g}: a"
+            f" finite fill value (0, -100, ...) still gets weight e^(fill - max) in the softmax,"
+            f" which is large when the allowed scores are lower still. Fill with -np.inf,"
+            f" whose exponential is exactly 0."
+        )
     if not np.isfinite(weights).all():
         return (
             f"On {case}, your weights contain NaN or inf: subtract each row's maximum before"
@@ -101,38 +114,54 @@ def _diagnose(case: str, Q, K, mask, weights: np.ndarray) -> str:
     return f"On {case}, your weights differ from softmax(masked scaled scores)."
 
 
-def _grade(func: Callable) -> str:
-    for case, (Q, K, V, mask) in _cases():
-        try:
-            result = call_student(func, case, Q, K, V, mask)
-        except Wrong as wrong:
-            if Q.ndim == 3:
-                raise Wrong(
-                    f"{wrong}. With a batch, transpose only the last two axes of K:"
-                    f" np.swapaxes(K, -1, -2), not K.T."
-                ) from None
-            raise
-        if not (isinstance(result, tuple) and len(result) == 2):
-            raise Wrong(
-                f"On {case}, return two arrays, (output, weights), as"
-                f" attnlib.scaled_dot_product_attention does; you returned {type(result).__name__}."
-            )
-        out_ref, w_ref = scaled_dot_product_attention(Q, K, V, mask=mask)
-        weights = result_array(result[1], case + " (the weights)", w_ref.shape)
-        if not close(weights, w_ref):
-            raise Wrong(_diagnose(case, Q, K, mask, weights))
-        output = result_array(result[0], case + " (the output)", out_ref.shape)
-        if not close(output, out_ref):
-            raise Wrong(f"On {case}, the weights are right but the output is not weights @ V.")
-    return (
-        "Masked scores become -inf before the softmax, so hidden keys get weight exactly 0 and"
-        " every row still sums to 1."
-    )
+def _batch_message(run: StudentRun, case: str, Q, K, V, mask, wrong: Wrong) -> Wrong:
+    """The message for a function that fails on a batch: does it work one sequence at a time?"""
+    try:
+        alone = all(
+            close(result_tuple(run(case, Q[b], K[b], V[b], mask), case, ("o", "w"))[1],
+                  scaled_dot_product_attention(Q[b], K[b], V[b], mask=mask)[1])
+            for b in range(Q.shape[0])
+        )  # fmt: skip
+    except Wrong:
+        alone = False
+    if not alone:
+        return wrong
+    if "einstein" in str(wrong) or "einsum" in str(wrong):
+        fix = (
+            "your einsum names two axes per array; let '...' stand for the leading ones:"
+            " np.einsum('...qd,...kd->...qk', Q, K)."
+        )
+    else:
+        fix = (
+            "transpose only the last two axes of K, np.swapaxes(K, -1, -2): K.T reverses all"
+            " three axes."
+        )
+    return Wrong(f"{wrong}. Your function works on one sequence at a time; with a batch, {fix}")
+
+
+def _check(run: StudentRun, case: str, Q, K, V, mask) -> None:
+    try:
+        result = run(case, Q, K, V, mask)
+    except Wrong as wrong:
+        if Q.ndim == 3:
+            raise _batch_message(run, case, Q, K, V, mask, wrong) from None
+        raise
+    output, weights = result_tuple(result, case, ("output", "weights"))
+    out_ref, w_ref = scaled_dot_product_attention(Q, K, V, mask=mask)
+    weights = result_array(weights, case + " (the weights)", w_ref.shape)
+    if not close(weights, w_ref):
+        raise Wrong(_diagnose(case, Q, K, mask, weights))
+    output = result_array(output, case + " (the output)", out_ref.shape)
+    if not (close(output, out_ref) or close(output, weights.astype(np.float64) @ V)):
+        raise Wrong(f"On {case}, the weights are right but the output is not weights @ V.")
 
 
 masked_attention = FunctionExercise(
     "ch06.masked_attention",
-    _grade,
+    _cases,
+    _check,
+    correct_message="Masked scores become -inf before the softmax, so hidden keys get weight"
+    " exactly 0, however low the allowed scores are, and every row still sums to 1.",
     hint="scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k); replace the scores where"
     " mask is False by -np.inf; then a row-wise softmax (subtract the row maximum) and @ V.",
     solution="""
@@ -161,6 +190,11 @@ kv_cache_mask = ArrayExercise(
         (
             ~causal_mask(T_Q, T_K),
             "True and False are the wrong way round: True means 'may attend'.",
+        ),
+        (
+            np.tril(np.ones((T_Q, T_K), dtype=bool), k=T_K - T_Q - 1),
+            "Off by one: each query must also see its own key. Query 0 is position 3, so it"
+            " may attend to keys 0 to 3 (four keys), and query 1 to all five.",
         ),
         (
             np.triu(np.ones((T_Q, T_K), dtype=bool), k=T_K - T_Q),

@@ -10,31 +10,46 @@ from .checking import NumberExercise
 
 __all__ = ["kv_cache_bytes"]
 
-# A grouped-query model: 16 query heads share 4 KV heads; float32 cache.
-LAYERS, N_HEADS, N_KV_HEADS, D_HEAD, T, BYTES = 24, 16, 4, 64, 2048, 4
+# A grouped-query model: 24 query heads share 8 KV heads; float32 cache. The sizes are chosen
+# so that no combination of the mistakes below lands on the right answer (3 query heads per KV
+# head is no power of 2, and 28 layers no product of the other factors).
+LAYERS, N_HEADS, N_KV_HEADS, D_HEAD, T, BYTES = 28, 24, 8, 64, 2048, 4
 _bytes = kv_cache_bytes(T, LAYERS, N_KV_HEADS, D_HEAD, dtype=np.float32)  # BYTES = 4
+
+
+def cache_mistakes(n_heads: int, n_kv_heads: int, layers: int, n_bytes: int) -> list:
+    """The compounding mistakes of a KV-cache size, as groups of factors (one per group)."""
+    return [
+        [
+            (
+                n_heads / n_kv_heads,
+                f"You cached all {n_heads} query heads, as plain multi-head attention would. In"
+                f" grouped-query attention only the n_kv_heads = {n_kv_heads} KV heads are"
+                f" cached; the query heads share them.",
+            )
+        ],
+        [(1 / 2, "The cache holds keys AND values: a factor of 2 is missing.")],
+        [(1 / n_bytes, f"You counted numbers, not bytes: each float32 takes {n_bytes} bytes.")],
+        [(1 / layers, f"That is one layer; every one of the {layers} layers keeps its own cache.")],
+        [
+            (2.0**-10, "That is the size in KiB (1,024 bytes); the question asks for bytes."),
+            (2.0**-20, "That is the size in MiB (2^20 bytes); the question asks for bytes."),
+            (2.0**-30, "That is the size in GiB (2^30 bytes); the question asks for bytes."),
+            (1e-6, "That is the size in MB (10^6 bytes); the question asks for bytes."),
+            (1e-9, "That is the size in GB (10^9 bytes); the question asks for bytes."),
+        ],
+    ]
+
 
 kv_cache_bytes = NumberExercise(
     "ch08.kv_cache_bytes",
     _bytes,
     rtol=1e-9,
-    mistakes=[
-        (
-            _bytes * N_HEADS // N_KV_HEADS,
-            "That is the cache of plain multi-head attention,"
-            " with all 16 heads. In grouped-query attention only the n_kv_heads = 4 KV heads are"
-            " cached; the query heads share them.",
-        ),
-        (_bytes // 2, "Half the right size: the cache holds keys AND values, a factor of 2."),
-        (_bytes // BYTES, "That counts values, not bytes: each float32 takes 4 bytes."),
-        (_bytes // LAYERS, "That is one layer; every one of the 24 layers keeps its own cache."),
-        (_bytes / 2**20, "That is the size in MiB; the question asks for bytes."),
-        (_bytes / 2**30, "That is the size in GiB; the question asks for bytes."),
-    ],
+    factors=cache_mistakes(N_HEADS, N_KV_HEADS, LAYERS, BYTES),
     hint="bytes = 2 (K and V) * layers * n_kv_heads * d_head * T * bytes_per_value.",
     solution=f"2 * {LAYERS} * {N_KV_HEADS} * {D_HEAD} * {T} * {BYTES} = {_bytes:,} bytes"
     f" ({_bytes / 2**20:g} MiB). Plain multi-head attention, caching all {N_HEADS} heads, would"
     f" need {N_HEADS // N_KV_HEADS} times as much.",
-    correct_message="Four query heads share each KV head, so the cache is 4 times smaller than"
+    correct_message="Three query heads share each KV head, so the cache is 3 times smaller than"
     " with plain multi-head attention.",
 )

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from .. import positions
@@ -12,10 +10,11 @@ from .checking import (
     ArrayExercise,
     ChoiceExercise,
     FunctionExercise,
+    StudentRun,
     Wrong,
-    as_number,
-    call_student,
+    close,
     fmt,
+    result_array,
 )
 
 __all__ = ["alibi_slopes_8", "alibi_slopes_12", "pairing", "rope_pair", "rope_score"]
@@ -131,34 +130,28 @@ def _score_mistakes(q: np.ndarray, k: np.ndarray, i: int, j: int) -> list[tuple[
     ]
 
 
-def _grade_score(func: Callable) -> str:
-    for case, q, k, i, j in _score_cases():
-        result = call_student(func, case, q, k, i, j)
-        if result is None:
-            raise Wrong(f"On {case}, your function returned None: did you forget `return`?")
-        try:
-            value = as_number(result)
-        except Wrong:
-            raise Wrong(
-                f"On {case}, your function should return one number (the score); it returned"
-                f" {type(result).__name__}."
-            ) from None
-        expected = _reference_score(q, k, i, j)
-        if abs(value - expected) <= 1e-6 * max(1.0, abs(expected)):
-            continue
-        for wrong, message in _score_mistakes(q, k, i, j):
-            if abs(value - wrong) <= 1e-6 * max(1.0, abs(wrong)):
-                raise Wrong(f"On {case}, {message}")
-        raise Wrong(f"On {case}, your score is {fmt(value)}; the RoPE score is not that.")
-    return (
-        "Your scores at (5, 2) and at (105, 102) agree: a hundred positions later, the same"
-        " offset gives the same score, because the rotations by i and by j leave only i - j."
-    )
+def _score_case_args() -> list[tuple[str, tuple]]:
+    return [(case, (q, k, i, j)) for case, q, k, i, j in _score_cases()]
+
+
+def _check_score(run: StudentRun, case: str, q, k, i: int, j: int) -> None:
+    score = result_array(run(case, q, k, i, j), case, ())  # one number, real, any dtype
+    if close(score, _reference_score(q, k, i, j)):
+        return
+    value = float(score)
+    for wrong, message in _score_mistakes(q, k, i, j):
+        if close(score, wrong):
+            raise Wrong(f"On {case}, {message}")
+    raise Wrong(f"On {case}, your score is {fmt(value)}; the RoPE score is not that.")
 
 
 rope_score = FunctionExercise(
     "ch09.rope_score",
-    _grade_score,
+    _score_case_args,
+    _check_score,
+    correct_message="Your scores at (5, 2) and at (105, 102) agree: a hundred positions later,"
+    " the same offset gives the same score, because the rotations by i and by j leave only"
+    " i - j.",
     hint="Rotate q at position i and k at position j with interleaved pairs: pair m is"
     " (x[2m], x[2m+1]), turned by the angle p * 10000 ** (-2m / d). Then return their dot"
     " product. (attnlib.positions.rope(x[None], [p])[0] does the rotation, if you want to"

@@ -6,16 +6,17 @@ block of scores with their value rows, return the state after that block. The ch
 each step with the state's definition over all scores seen so far,
 ``m = max(s)``, ``l = sum(exp(s - m))``, ``acc = sum(exp(s - m) v)``, and the end result
 ``acc / l`` with ``attnlib.softmax(scores) @ values``.
+
+Each case hands the step a state made from earlier blocks that the student's function never
+saw (except the first, from the start state), so a step that ignores its running state and
+recomputes from blocks it kept cannot pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from .. import softmax
-from .checking import FunctionExercise, Wrong, call_student, close, result_array, vec
+from .checking import FunctionExercise, StudentRun, Wrong, close, result_array, result_tuple, vec
 
 __all__ = ["online_softmax_step"]
 
@@ -27,25 +28,43 @@ def _state(scores: np.ndarray, values: np.ndarray) -> tuple[float, float, np.nda
     return m, float(p.sum()), p @ values
 
 
-def _blocks() -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """(description, scores, values) of a stream of blocks, each with 3 keys and d_v = 2."""
+def _cases() -> list[tuple[str, tuple]]:
+    """(description, (m, l, acc, s, v)): a state made from hidden earlier scores, a new block."""
     rng = np.random.default_rng(8)
-    values = rng.standard_normal((12, 2))
-    scores = np.concatenate(
-        [
-            rng.standard_normal(3),  # block 1
-            rng.standard_normal(3) + 3.0,  # block 2 raises the maximum
-            rng.standard_normal(3) - 3.0,  # block 3 does not
-            rng.standard_normal(3) + 1000.0,  # block 4: large scores
-        ]
-    )
-    names = [
-        "the first block, from the start state m = -inf, l = 0, acc = [0, 0]",
-        "a second block whose top score is above m",
-        "a third block whose scores are all below m",
-        "a fourth block of large scores (around 1000)",
+
+    def case(name, earlier, block):
+        v_earlier = rng.standard_normal((len(earlier), 2))
+        v_block = rng.standard_normal((len(block), 2))
+        m, l, acc = _state(earlier, v_earlier) if len(earlier) else (-np.inf, 0.0, np.zeros(2))
+        return name, (m, l, acc, block, v_block)
+
+    return [
+        case(
+            "the first block, from the start state m = -inf, l = 0, acc = [0, 0]",
+            np.array([]),
+            rng.standard_normal(3),
+        ),
+        case(
+            "a state from 6 earlier scores, and a block whose top score is above m",
+            rng.standard_normal(6),
+            rng.standard_normal(3) + 3.0,
+        ),
+        case(
+            "a state from 9 earlier scores, and a block whose scores are all below m",
+            rng.standard_normal(9) + 2.0,
+            rng.standard_normal(3) - 3.0,
+        ),
+        case(
+            "a state from 3 earlier scores near 1000, and a block of large scores",
+            rng.standard_normal(3) + 1000.0,
+            rng.standard_normal(3) + 1001.0,
+        ),
+        case(
+            "a state from 5 earlier scores, and a block of one score above m",
+            rng.standard_normal(5),
+            np.array([4.0]),
+        ),
     ]
-    return [(name, scores[: 3 * (i + 1)], values[: 3 * (i + 1)]) for i, name in enumerate(names)]
 
 
 def _mistakes(m, l, acc, s, v):
@@ -54,7 +73,15 @@ def _mistakes(m, l, acc, s, v):
     p = np.exp(s - m_new)
     r = np.exp(m - m_new)
     l_new = r * l + p.sum()
+    m_block = float(s.max())
+    p_block = np.exp(s - m_block)
     return [
+        (
+            (m_block, p_block.sum(), p_block @ v),
+            "your new state is the block's alone: the old state (m, l, acc) stands for scores"
+            " seen before, which your function never sees again. Rescale the old l and acc by"
+            " exp(m - m_new) and add the block's sums.",
+        ),
         (
             (m_new, l_new, acc + p @ v),
             "acc was not rescaled: multiply the old acc by"
@@ -88,56 +115,47 @@ def _mistakes(m, l, acc, s, v):
     ]
 
 
-def _grade(func: Callable) -> str:
-    m, l, acc = -np.inf, 0.0, np.zeros(2)
-    seen = 0
-    for case, scores, values in _blocks():
-        s, v = scores[seen:], values[seen:]
-        result = call_student(func, case, m, l, acc, s, v)
-        if not (isinstance(result, (tuple, list)) and len(result) == 3):
-            raise Wrong(f"On {case}, return the new state as a tuple (m, l, acc).")
-        got = [result_array(x, case, shape) for x, shape in zip(result, [(), (), (2,)])]
-        want = _state(scores, values)
-        if not all(close(g, w_) for g, w_ in zip(got, want)):
-            if not all(np.isfinite(g).all() for g in got):
-                if m == -np.inf:
-                    raise Wrong(
-                        f"On {case}, your state contains NaN or inf. Here m = -inf (there is"
-                        f" no old state yet): the rescale factor exp(m - m_new) is 0 and the"
-                        f" block's weights are exp(s - m_new). Anything else computed from m,"
-                        f" like exp(m_new - m) or exp(s - m), is inf, and inf * 0 = NaN."
-                    )
-                raise Wrong(
-                    f"On {case}, your state contains NaN or inf: exponentiate the scores minus"
-                    f" the running maximum, exp(s - m_new), never exp(s) alone."
-                )
-            if not close(got[0], want[0]):
-                raise Wrong(
-                    f"On {case}, your m is {got[0]:.6g}; m_new is the larger of m and the new"
-                    f" block's maximum, {want[0]:.6g}."
-                )
-            for wrong, message in _mistakes(m, l, acc, s, v):
-                if all(close(g, w_) for g, w_ in zip(got, wrong)):
-                    raise Wrong(f"On {case}, {message}")
+def _check(run: StudentRun, case: str, m, l, acc, s, v) -> None:
+    result = result_tuple(run(case, m, l, acc, s, v), case, ("m", "l", "acc"))
+    got = [result_array(x, case, shape) for x, shape in zip(result, [(), (), (2,)])]
+    m_new = max(m, float(s.max()))
+    p = np.exp(s - m_new)
+    r = np.exp(m - m_new)
+    want = (m_new, r * l + p.sum(), r * acc + p @ v)
+    if all(close(g, w_) for g, w_ in zip(got, want)):
+        return
+    if not all(np.isfinite(g).all() for g in got):
+        if m == -np.inf:
             raise Wrong(
-                f"On {case}, your state (m, l, acc) = ({vec(got[0])}, {vec(got[1])},"
-                f" {vec(got[2])}) should be ({vec(want[0])}, {vec(want[1])}, {vec(want[2])})."
+                f"On {case}, your state contains NaN or inf. Here m = -inf (there is"
+                f" no old state yet): the rescale factor exp(m - m_new) is 0 and the"
+                f" block's weights are exp(s - m_new). Anything else computed from m,"
+                f" like exp(m_new - m) or exp(s - m), is inf, and inf * 0 = NaN."
             )
-        m, l, acc = want
-        seen = scores.size
-    final = acc / l
-    reference = softmax(scores) @ values
-    if not close(final, reference):  # pragma: no cover - the definition guarantees this
-        raise AssertionError("the exercise's own reference state is wrong")
-    return (
-        f"After four blocks, acc / l = {vec(final)} equals softmax(all scores) @ values:"
-        f" the full row of scores never had to exist at once."
+        raise Wrong(
+            f"On {case}, your state contains NaN or inf: exponentiate the scores minus"
+            f" the running maximum, exp(s - m_new), never exp(s) alone."
+        )
+    if not close(got[0], want[0]):
+        raise Wrong(
+            f"On {case}, your m is {float(got[0]):.6g}; m_new is the larger of m and the new"
+            f" block's maximum, {want[0]:.6g}."
+        )
+    for wrong, message in _mistakes(m, l, acc, s, v):
+        if all(close(g, w_) for g, w_ in zip(got, wrong)):
+            raise Wrong(f"On {case}, {message}")
+    raise Wrong(
+        f"On {case}, your state (m, l, acc) = ({vec(got[0])}, {vec(got[1])},"
+        f" {vec(got[2])}) should be ({vec(want[0])}, {vec(want[1])}, {vec(want[2])})."
     )
 
 
 online_softmax_step = FunctionExercise(
     "ch10.online_softmax_step",
-    _grade,
+    _cases,
+    _check,
+    correct_message="Block after block, acc / l then equals softmax(all scores) @ values: the"
+    " full row of scores never has to exist at once.",
     hint="m_new = max(m, s.max()); p = np.exp(s - m_new); the old l and acc were computed"
     " relative to m, so multiply them by exp(m - m_new) before adding p.sum() and p @ v.",
     solution="""

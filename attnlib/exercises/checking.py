@@ -1,56 +1,80 @@
 """The machinery behind every exercise: grade an answer, and print feedback that teaches.
 
-An exercise is an object with three methods a student calls in a notebook cell:
+An exercise is an object with four methods a student calls in a notebook cell:
 
 ``check(answer)``
     Prints one of three verdicts: ``Correct!``, ``Not yet.`` (with a message that says what
     went wrong, in the student's terms) or ``Not answered yet`` (the placeholder ``...``,
-    ``None`` or a function that raises ``NotImplementedError`` is still in place). It never
-    prints the solution and never lets a traceback through: a malformed answer or a student's
-    function that raises gets a message naming what was expected.
-``hint()``
-    Prints a hint.
-``solution()``
-    Prints the worked solution.
+    ``None``, no argument at all, or a function that raises ``NotImplementedError`` on every
+    case is still in place). It never prints the solution and never lets a traceback through:
+    a malformed answer or a student's function that raises, loops for ever (stopped after
+    :data:`TIME_LIMIT` seconds) or returns complex numbers gets a message naming what was
+    expected. ``Correct!`` stands alone on the first line, so that a collapsed output shows
+    nothing more.
+``hint()`` / ``solution()``
+    Print a hint / the worked solution.
+``check_solution(answer)``
+    What a notebook's hidden solution cell calls: the same verdict as ``check``, but not
+    counted as the student's answer by :func:`progress_report`.
 
 Every verdict is plain text (printed, so a notebook stores it as a ``stdout`` stream): it reads
 the same in JupyterLab, on GitHub and in a terminal, and nbval compares it exactly. Lines are
-wrapped at :data:`WIDTH` characters.
+wrapped at :data:`WIDTH` characters. The checker's own arithmetic runs under an
+``np.errstate`` of its own, so a notebook's ``np.seterr(all="raise")`` cannot break it.
 
 Graders are written with two exceptions: raise :class:`Wrong` with a message, or
 :class:`Unanswered`; :meth:`Exercise.evaluate` turns them into a :class:`Feedback`. Tests call
 ``evaluate`` and read ``Feedback.status`` and ``Feedback.message``.
+
+State: each exercise object keeps its own :class:`Record` of this session (checks, whether one
+was right, hint and solution shown); :func:`progress_report` reads those records and nothing
+else. ``evaluate`` and ``check_solution`` leave the record alone.
 """
 
 from __future__ import annotations
 
+import decimal
+import itertools
+import math
 import numbers
 import re
+import signal
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "TIME_LIMIT",
     "ArrayExercise",
     "ChoiceExercise",
     "Exercise",
     "Feedback",
     "FunctionExercise",
     "NumberExercise",
+    "Record",
+    "SetExercise",
     "ShapeExercise",
+    "StepsExercise",
+    "StudentRun",
     "Unanswered",
     "Wrong",
-    "call_student",
     "close",
+    "progress_report",
     "result_array",
+    "result_tuple",
     "vec",
 ]
 
 #: Longest printed line (the team prints lines shorter than 90 characters).
 WIDTH = 88
+
+#: Seconds a student's function may run on one case before the check stops it.
+TIME_LIMIT = 3.0
 
 CORRECT = "correct"
 INCORRECT = "incorrect"
@@ -63,6 +87,14 @@ class Wrong(Exception):
 
 class Unanswered(Exception):
     """Raised by a grader: the placeholder is still in place."""
+
+
+class _Stop(Wrong):
+    """Wrong, and grading stops at once (the student's function ran out of time)."""
+
+
+class _NotImplementedHere(Wrong):
+    """The student's function raised NotImplementedError on this case."""
 
 
 @dataclass(frozen=True)
@@ -86,8 +118,35 @@ class Feedback:
         return self.status == CORRECT
 
     def __str__(self) -> str:
-        head = {CORRECT: "Correct!", INCORRECT: "Not yet.", UNANSWERED: "Not answered yet."}
-        return wrap(f"{head[self.status]} {self.message}".rstrip())
+        if self.status == CORRECT:  # alone on its line: a collapsed output shows only this
+            return wrap(f"Correct!\n{self.message}".rstrip())
+        head = {INCORRECT: "Not yet.", UNANSWERED: "Not answered yet."}[self.status]
+        return wrap(f"{head} {self.message}".rstrip())
+
+
+@dataclass
+class Record:
+    """What one student did with one exercise in this session (read by :func:`progress_report`).
+
+    Attributes
+    ----------
+    checks : int
+        Calls of ``check`` with an answer (placeholders not counted).
+    correct : bool
+        True once a check was right.
+    hinted, revealed : bool
+        True once ``hint()`` / ``solution()`` was called.
+    """
+
+    checks: int = 0
+    correct: bool = False
+    hinted: bool = False
+    revealed: bool = False
+
+    @property
+    def touched(self) -> bool:
+        """True if the student did anything with the exercise."""
+        return bool(self.checks or self.hinted or self.revealed)
 
 
 def wrap(text: str) -> str:
@@ -117,9 +176,12 @@ def say(text: str) -> None:
     print(text + "\n", end="")
 
 
+_NO_ANSWER = object()
+
+
 def is_placeholder(answer: object) -> bool:
     """True for ``...`` and ``None``, the placeholders a notebook leaves for the student."""
-    return answer is Ellipsis or answer is None
+    return answer is Ellipsis or answer is None or answer is _NO_ANSWER
 
 
 def fmt(x: float) -> str:
@@ -138,8 +200,25 @@ def vec(a: Any, digits: int = 4) -> str:
     """
     arr = np.asarray(a)
     if arr.ndim == 0:
-        return "nan" if np.isnan(arr) else f"{round(float(arr), digits):g}"
+        value = float(arr)
+        return f"{value}" if not np.isfinite(value) else f"{round(value, digits):g}"
     return "[" + ", ".join(vec(x, digits) for x in arr) + "]"
+
+
+def short_repr(x: Any, limit: int = 60) -> str:
+    """``repr(x)``, cut to ``limit`` characters."""
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _untensor(x: Any) -> Any:
+    """A PyTorch (or similar) tensor as a numpy array, without importing torch (duck-typed)."""
+    if hasattr(x, "detach") and hasattr(x, "numpy") and not isinstance(x, np.ndarray):
+        try:
+            return x.detach().cpu().numpy()
+        except Exception:  # an exotic object with these names: leave it to the checks below
+            return x
+    return x
 
 
 class Exercise:
@@ -166,15 +245,22 @@ class Exercise:
         self._hint = hint
         self._solution = solution
         self.revisit = revisit
+        self.record = Record()
 
     def grade(self, answer: Any) -> str:
         """Return the message for a right ``answer``; raise Wrong or Unanswered otherwise."""
         raise NotImplementedError
 
-    def evaluate(self, answer: Any) -> Feedback:
-        """Grade ``answer`` and return the :class:`Feedback` (prints nothing)."""
+    def evaluate(self, answer: Any = _NO_ANSWER) -> Feedback:
+        """Grade ``answer`` and return the :class:`Feedback` (prints nothing, records nothing)."""
+        if answer is _NO_ANSWER:
+            return Feedback(
+                UNANSWERED,
+                f"Pass your answer to the check, like {self.name}.check(your_answer).",
+            )
         try:
-            return Feedback(CORRECT, self.grade(answer))
+            with np.errstate(all="ignore"):  # the checker's arithmetic, whatever np.seterr says
+                return Feedback(CORRECT, self.grade(answer))
         except Unanswered:
             return Feedback(UNANSWERED, self.placeholder_help)
         except Wrong as wrong:
@@ -183,27 +269,122 @@ class Exercise:
                 message += f"\nRevisit {self.revisit}."
             return Feedback(INCORRECT, f"{message}\nStuck? {self.name}.hint()")
 
-    def check(self, answer: Any) -> None:
+    def check(self, answer: Any = _NO_ANSWER) -> None:
         """Print whether ``answer`` is right, and why not if it is not."""
+        feedback = self.evaluate(answer)
+        if feedback.status != UNANSWERED:
+            self.record.checks += 1
+            self.record.correct |= feedback.correct
+        say(str(feedback))
+
+    def check_solution(self, answer: Any) -> None:
+        """Print the verdict on the notebook's own solution (not counted as the student's)."""
         say(str(self.evaluate(answer)))
 
     def hint(self) -> None:
         """Print a hint."""
+        self.record.hinted = True
         say(wrap(f"Hint: {self._hint}"))
 
     def solution(self) -> None:
         """Print the worked solution."""
+        self.record.revealed = True
         say(wrap(f"Solution:\n{self._solution.strip(chr(10))}"))
 
     def __repr__(self) -> str:
         return f"<exercise {self.name}: call .check(answer), .hint() or .solution()>"
 
 
+def progress_report(modules: Iterable[ModuleType]) -> str:
+    """What the student did with the exercises of ``modules`` in this session, as text.
+
+    A module is listed when one of its exercises was checked, hinted or revealed; each of its
+    exercises gets one line. Reads only the exercises' :class:`Record`.
+    """
+    blocks = []
+    for module in modules:
+        exercises = [
+            (name, getattr(module, name))
+            for name in getattr(module, "__all__", ())
+            if isinstance(getattr(module, name), Exercise)
+        ]
+        if not any(e.record.touched for _, e in exercises):
+            continue
+        width = max(len(name) for name, _ in exercises)
+        lines = [module.__name__.rsplit(".", 1)[-1]]
+        for name, exercise in exercises:
+            r = exercise.record
+            if r.correct:
+                state = "answered correctly"
+            elif r.checks:
+                state = "tried, not right yet"
+            else:
+                state = "not answered"
+            extras = [f"{r.checks} check{'s' * (r.checks != 1)}"] if r.checks else []
+            extras += ["hint seen"] * r.hinted + ["solution shown"] * r.revealed
+            tail = f" ({', '.join(extras)})" if extras else ""
+            lines.append(f"  {name:<{width}}  {state}{tail}")
+        blocks.append("\n".join(lines))
+    if not blocks:
+        return "No exercise checked, hinted or revealed yet in this session."
+    return "\n".join(blocks)
+
+
+# --- numbers ------------------------------------------------------------------------------------
+
+
+def as_number(answer: Any) -> float:
+    """``answer`` as a finite float, or Wrong naming what was expected.
+
+    Accepts ints, floats, Fractions, Decimals, numpy scalars, one-element arrays and 0-d
+    tensors; refuses text, booleans, complex numbers and numbers beyond float range.
+    """
+    answer = _untensor(answer)
+    if isinstance(answer, np.ndarray):
+        if answer.size != 1:
+            raise Wrong(
+                f"The answer should be a single number (like 3.5); you gave an array of shape"
+                f" {answer.shape}."
+            )
+        answer = answer.reshape(()).item() if answer.dtype != np.longdouble else answer.item()
+    if isinstance(answer, np.generic):
+        answer = answer.item()
+    if isinstance(answer, str):
+        raise Wrong(
+            f"The answer should be a number, not text: write it without quotes; you gave"
+            f" {short_repr(answer)}."
+        )
+    if isinstance(answer, numbers.Complex) and not isinstance(answer, numbers.Real):
+        raise Wrong(f"The answer should be a real number; you gave the complex number {answer}.")
+    if isinstance(answer, bool) or not isinstance(answer, (numbers.Real, decimal.Decimal)):
+        raise Wrong(
+            f"The answer should be a single number (like 3.5); you gave"
+            f" {type(answer).__name__} {short_repr(answer)}."
+        )
+    try:
+        value = float(answer)
+    except OverflowError:
+        value = math.inf
+    if math.isinf(value) and not (isinstance(answer, float) and math.isinf(answer)):
+        raise Wrong(
+            "Your answer is larger than any float can hold (about 1.8e308); the value asked"
+            " for is far smaller: look for a power or a product applied once too often."
+        )
+    if not math.isfinite(value):
+        raise Wrong(f"The answer should be a finite number; you gave {value}.")
+    return value
+
+
 class NumberExercise(Exercise):
     """A single number, accepted within ``atol + rtol * |expected|``.
 
-    ``mistakes`` maps typical wrong values to the message that explains them; they are matched
-    with the same tolerance. ``correct_message`` is printed after "Correct!".
+    ``mistakes`` pairs typical wrong values with the message that explains them. ``factors``
+    are mistakes that compound: groups of alternatives ``[(factor, message), ...]``, of which a
+    wrong answer may make one per group; an answer equal to ``expected`` times the factors of
+    such a combination is told every mistake in it. All are matched with the same tolerance,
+    and the sizes of an exercise are chosen so that no combination lands on the right answer
+    (``tests/test_exercises.py`` enumerates them). ``correct_message`` is printed after
+    "Correct!".
     """
 
     def __init__(
@@ -215,6 +396,7 @@ class NumberExercise(Exercise):
         solution: str,
         correct_message: str = "",
         mistakes: Sequence[tuple[float, str]] = (),
+        factors: Sequence[Sequence[tuple[float, str]]] = (),
         rtol: float = 1e-3,
         atol: float = 0.0,
         revisit: str | None = None,
@@ -222,80 +404,166 @@ class NumberExercise(Exercise):
         super().__init__(name, hint, solution, revisit)
         self.expected = float(expected)
         self.mistakes = [(float(v), m) for v, m in mistakes]
+        self.factors = [[(float(f), m) for f, m in group] for group in factors]
         self.rtol, self.atol = rtol, atol
         self.correct_message = correct_message
 
-    def _close(self, value: float, target: float) -> bool:
+    def close_to(self, value: float, target: float) -> bool:
+        """True if ``value`` is accepted as ``target`` (the exercise's tolerance)."""
         return abs(value - target) <= self.atol + self.rtol * abs(target)
+
+    def combinations(self) -> list[tuple[tuple[float, str], ...]]:
+        """Every non-empty choice of at most one factor per group, fewest mistakes first."""
+        choices = [[None, *group] for group in self.factors]
+        combos = [tuple(c for c in pick if c) for pick in itertools.product(*choices)]
+        return sorted((c for c in combos if c), key=len)
 
     def grade(self, answer: Any) -> str:
         if is_placeholder(answer):
             raise Unanswered
         value = as_number(answer)
-        if self._close(value, self.expected):
+        if self.close_to(value, self.expected):
             return self.correct_message
         for wrong_value, message in self.mistakes:
-            if self._close(value, wrong_value):
+            if self.close_to(value, wrong_value):
                 raise Wrong(f"You answered {fmt(value)}. {message}")
+        for combo in self.combinations():
+            if self.close_to(value, self.expected * math.prod(f for f, _ in combo)):
+                if len(combo) == 1:
+                    raise Wrong(f"You answered {fmt(value)}. {combo[0][1]}")
+                listed = " ".join(f"({i}) {m}" for i, (_, m) in enumerate(combo, 1))
+                raise Wrong(f"You answered {fmt(value)}, which has {len(combo)} mistakes: {listed}")
         if abs(value - self.expected) <= 0.05 * abs(self.expected):
             raise Wrong(
-                f"You answered {fmt(value)}: close, but not within the tolerance. Carry full"
-                f" precision and round only at the end."
+                f"You answered {fmt(value)}: close, but not within the tolerance. Carry more"
+                f" decimals and round only at the end."
             )
         raise Wrong(f"You answered {fmt(value)}, which is not the value asked for.")
 
 
-def as_number(answer: Any) -> float:
-    """``answer`` as a finite float, or Wrong naming what was expected."""
-    if isinstance(answer, np.ndarray) and answer.size == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        raise Wrong(
-            f"The answer should be a single number (like 3.5); you gave"
-            f" {type(answer).__name__} {short_repr(answer)}."
-        )
-    value = float(answer)
-    if not np.isfinite(value):
-        raise Wrong(f"The answer should be a finite number; you gave {value}.")
-    return value
+class StepsExercise(Exercise):
+    """A derivation checked step by step: a dict of named numbers, each a :class:`NumberExercise`.
+
+    The steps are graded in order; the first wrong one is named with its own message, and steps
+    still left as ``...`` are listed once every filled-in step is right.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        steps: Mapping[str, NumberExercise],
+        *,
+        hint: str,
+        solution: str,
+        correct_message: str = "",
+        revisit: str | None = None,
+    ) -> None:
+        super().__init__(name, hint, solution, revisit)
+        self.steps = dict(steps)
+        self.correct_message = correct_message
+        self.placeholder_help = "Replace each ... with a number, then run the cell again."
+
+    def grade(self, answer: Any) -> str:
+        if is_placeholder(answer):
+            raise Unanswered
+        if not isinstance(answer, Mapping):
+            raise Wrong(
+                f"The answer should be the dict of steps the cell starts with; you gave"
+                f" {type(answer).__name__} {short_repr(answer)}."
+            )
+        missing = [k for k in self.steps if k not in answer]
+        if missing:
+            raise Wrong(f"The dict needs an entry for {', '.join(repr(k) for k in missing)}.")
+        todo = [k for k in self.steps if is_placeholder(answer[k])]
+        if len(todo) == len(self.steps):
+            raise Unanswered
+        for key, step in self.steps.items():
+            if key in todo:
+                continue
+            try:
+                step.grade(answer[key])
+            except Wrong as wrong:
+                raise Wrong(f"Step {key!r}: {wrong}") from None
+        if todo:
+            raise Wrong(
+                f"The steps you gave are right. Still to fill in: {', '.join(map(repr, todo))}."
+            )
+        return self.correct_message
 
 
-def short_repr(x: Any, limit: int = 60) -> str:
-    """``repr(x)``, cut to ``limit`` characters."""
-    text = repr(x)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+# --- arrays -------------------------------------------------------------------------------------
 
 
-def as_answer_array(answer: Any, what: str) -> np.ndarray:
-    """Convert a list/tuple/array answer to an ndarray, or raise Wrong/Unanswered.
+def to_real_array(answer: Any, what: str) -> np.ndarray:
+    """A list/tuple/array/tensor answer as a real ndarray, or raise Wrong/Unanswered.
 
-    ``what`` describes the answer in messages ("the weights", "your function's output on ...").
+    ``what`` describes the answer in messages ("The weights", "On x = [1, 2, 3], your
+    function's result"). Fractions and Decimals become floats; complex numbers are refused.
     """
     if is_placeholder(answer):
         raise Unanswered
+    answer = _untensor(answer)
     if isinstance(answer, (str, bytes, Mapping)) or callable(answer):
         raise Wrong(f"{what} should be numbers in a list or array; you gave {short_repr(answer)}.")
     try:
-        arr = np.asarray(answer)
+        arr = np.asarray([_untensor(a) for a in answer] if isinstance(answer, list) else answer)
     except (ValueError, TypeError):
         raise Wrong(
             f"{what} could not be read as an array (rows of different lengths?):"
             f" {short_repr(answer)}."
         ) from None
     if arr.dtype == object:
-        if any(is_placeholder(x) for x in arr.ravel()):
+        flat = list(arr.ravel())
+        if any(is_placeholder(x) for x in flat):
             raise Unanswered
-        raise Wrong(f"{what} should hold only numbers; you gave {short_repr(answer)}.")
+        if flat and all(
+            isinstance(x, (numbers.Real, decimal.Decimal)) and not isinstance(x, bool) for x in flat
+        ):
+            try:
+                arr = arr.astype(np.float64)
+            except OverflowError:
+                raise Wrong(f"{what} holds a number larger than any float.") from None
+        else:
+            raise Wrong(f"{what} should hold only numbers; you gave {short_repr(answer)}.")
+    if np.iscomplexobj(arr):
+        raise Wrong(
+            f"{what} holds complex numbers (like {vec(arr.ravel()[:1].real)}"
+            f"{'+' if arr.ravel()[0].imag >= 0 else '-'}{abs(arr.ravel()[0].imag):g}j); the"
+            f" answer is real. A square root or log of a negative number makes them."
+        )
     if not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
         raise Wrong(f"{what} should hold numbers; you gave {short_repr(answer)}.")
     return arr
+
+
+def _tolerances(arr: np.ndarray, rtol: float, atol: float) -> tuple[float, float]:
+    """``rtol`` and ``atol`` widened to what the precision of ``arr`` can meet (float32: ~3e-4)."""
+    if np.issubdtype(arr.dtype, np.floating) and np.finfo(arr.dtype).eps > 1e-15:
+        floor = float(np.sqrt(np.finfo(arr.dtype).eps))
+        return max(rtol, floor), max(atol, floor)
+    return rtol, atol
+
+
+def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
+    """True if ``a`` and ``b`` have one shape and equal entries (NaN equals NaN).
+
+    The tolerances widen to the precision of ``a`` (the student's result): a float32 result is
+    held to what float32 can do, not to float64's 1e-6.
+    """
+    a_arr, b_arr = np.asarray(a), np.asarray(b)
+    rtol, atol = _tolerances(a_arr, rtol, atol)
+    a_arr, b_arr = a_arr.astype(np.float64), b_arr.astype(np.float64)
+    return a_arr.shape == b_arr.shape and bool(
+        np.allclose(a_arr, b_arr, rtol=rtol, atol=atol, equal_nan=True)
+    )
 
 
 class ArrayExercise(Exercise):
     """An array of numbers (or of booleans, compared exactly); lists and tuples are accepted.
 
     ``mistakes`` pairs typical wrong arrays with their messages (matched with the same
-    tolerance, and only when the shape agrees).
+    tolerance, and only when the shape agrees). An answer within 1% that is none of them is
+    told to carry more decimals.
     """
 
     def __init__(
@@ -325,7 +593,7 @@ class ArrayExercise(Exercise):
         return bool(np.allclose(arr, target, rtol=self.rtol, atol=self.atol))
 
     def grade(self, answer: Any) -> str:
-        arr = as_answer_array(answer, self.what)
+        arr = to_real_array(answer, self.what)
         if arr.shape != self.expected.shape:
             raise Wrong(
                 f"{self.what} should have shape {self.expected.shape}; yours has shape {arr.shape}."
@@ -336,18 +604,75 @@ class ArrayExercise(Exercise):
             arr = arr.astype(bool)
         elif arr.dtype == bool:
             raise Wrong(f"{self.what} should hold numbers, not True/False.")
-        elif not np.isfinite(arr).all():
-            raise Wrong(f"{self.what} contains NaN or infinity: {vec(arr)}.")
+        else:
+            arr = arr.astype(np.float64)
+            if not np.isfinite(arr).all():
+                raise Wrong(f"{self.what} should be finite; yours has NaN or infinity: {vec(arr)}.")
         if self._same(arr, self.expected):
             return self.correct_message
         for wrong, message in self.mistakes:
             if wrong.shape == arr.shape and self._same(arr, wrong):
                 raise Wrong(message)
+        if self.expected.dtype != bool and np.allclose(arr, self.expected, rtol=0.01, atol=0.01):
+            raise Wrong(
+                f"Your answer {vec(arr)} is close, but not within the tolerance: carry more"
+                f" decimals (four at least) and round only at the end."
+            )
         return self.wrong_fallback(arr)
 
     def wrong_fallback(self, arr: np.ndarray) -> str:
         """Raise the message for a wrong answer that matches no listed mistake."""
         raise Wrong(f"Your answer {vec(arr)} is not right.")
+
+
+class SetExercise(Exercise):
+    """A set of items named freely: ``aliases`` maps every accepted spelling (a token, an index)
+    to its item; ``expected`` is the set of items. Lists, tuples and sets are accepted."""
+
+    def __init__(
+        self,
+        name: str,
+        expected: Iterable[str],
+        aliases: Mapping[Any, str],
+        *,
+        hint: str,
+        solution: str,
+        what: str = "The answer",
+        mistakes: Sequence[tuple[Iterable[str], str]] = (),
+        correct_message: str = "",
+        revisit: str | None = None,
+    ) -> None:
+        super().__init__(name, hint, solution, revisit)
+        self.expected = frozenset(expected)
+        self.aliases = {(k.lower() if isinstance(k, str) else k): v for k, v in aliases.items()}
+        self.mistakes = [(frozenset(s), m) for s, m in mistakes]
+        self.what = what
+        self.correct_message = correct_message
+
+    def grade(self, answer: Any) -> str:
+        if is_placeholder(answer):
+            raise Unanswered
+        if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
+            raise Wrong(
+                f"{self.what} should be a list or set of items, like ['a', 'b']; you gave"
+                f" {short_repr(answer)}."
+            )
+        items = set()
+        for item in answer:
+            if is_placeholder(item):
+                raise Unanswered
+            key = item.strip().lower() if isinstance(item, str) else item
+            if isinstance(key, numbers.Integral) and not isinstance(key, bool):
+                key = int(key)
+            if key not in self.aliases:
+                raise Wrong(f"{short_repr(item)} is not one of the items of the question.")
+            items.add(self.aliases[key])
+        if items == self.expected:
+            return self.correct_message
+        for wrong, message in self.mistakes:
+            if items == wrong:
+                raise Wrong(message)
+        raise Wrong(f"{sorted(items)} is not the set asked for.")
 
 
 class ShapeExercise(Exercise):
@@ -421,6 +746,11 @@ class ShapeExercise(Exercise):
                 f"{key}: give a shape, not an array (an array's shape is array.shape); you gave"
                 f" an array of shape {value.shape}."
             )
+        if isinstance(value, str):
+            raise Wrong(
+                f"{key}: a shape is a tuple of whole numbers written without quotes, like"
+                f" (T, d_k); you gave the text {value!r}."
+            )
         if isinstance(value, numbers.Integral) and not isinstance(value, bool):
             value = (value,)
         if not isinstance(value, (tuple, list)) or not all(
@@ -472,6 +802,12 @@ class ChoiceExercise(Exercise):
         self.answer = answer
         self.placeholder_help = "Replace the ... with the letter of your choice, like 'a'."
 
+    @property
+    def correct_message(self) -> str:
+        """What the right answer is told after "Correct!": its option's own feedback."""
+        feedback = self.options[self.answer][1]
+        return feedback[:1].upper() + feedback[1:]
+
     def grade(self, answer: Any) -> str:
         if is_placeholder(answer):
             raise Unanswered
@@ -481,30 +817,135 @@ class ChoiceExercise(Exercise):
         picked = answer.strip().strip("()").lower()
         if picked not in self.options:
             raise Wrong(f"{answer!r} is not one of the options; pick one of {letters}.")
-        feedback = self.options[picked][1]
         if picked == self.answer:
-            return feedback[:1].upper() + feedback[1:]
-        raise Wrong(f"({picked}) is not it: {feedback}")
+            return self.correct_message
+        raise Wrong(f"({picked}) is not it: {self.options[picked][1]}")
+
+
+class StudentRun:
+    """One grading of a student's function: calls it on copies of the arguments, with a time
+    limit, and remembers what it saw (in-place changes to the inputs).
+
+    Graders call ``run(case, *args)``; it returns what the function returned, or raises
+    :class:`Wrong` naming ``case`` (the function raised, or ran out of time: then grading stops).
+    """
+
+    def __init__(self, func: Callable, time_limit: float = TIME_LIMIT) -> None:
+        self.func = func
+        self.time_limit = time_limit
+        self.changed_inputs: list[str] = []
+
+    def __call__(self, case: str, *args: Any) -> Any:
+        copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+        try:
+            with np.errstate(all="ignore"):
+                result = _call_with_time_limit(self.func, copies, self.time_limit)
+        except _TimeUp:
+            raise _Stop(
+                f"On {case}, your function was still running after {self.time_limit:g} s, so the"
+                f" check stopped it (an endless loop, or a loop that never meets its exit?)."
+            ) from None
+        except NotImplementedError:
+            raise _NotImplementedHere(
+                f"On {case}, your function raised NotImplementedError: it handles some cases"
+                f" but not this one."
+            ) from None
+        except Exception as err:  # the student's bug, reported in words
+            raise Wrong(
+                f"On {case}, your function raised {type(err).__name__}: {str(err).strip()}"
+            ) from None
+        changed = any(
+            isinstance(before, np.ndarray) and not _same_array(before, after)
+            for before, after in zip(args, copies)
+        )
+        if changed and case not in self.changed_inputs:
+            self.changed_inputs.append(case)
+        return result
+
+
+def _same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    nan_ok = np.issubdtype(a.dtype, np.inexact) and np.asarray(b).dtype.kind in "fc"
+    return a.shape == np.shape(b) and bool(np.array_equal(a, b, equal_nan=nan_ok))
+
+
+class _TimeUp(BaseException):
+    """The time limit struck (a BaseException, so that a student's ``except Exception`` in an
+    endless loop cannot swallow it)."""
+
+
+def _call_with_time_limit(func: Callable, args: list, seconds: float) -> Any:
+    """``func(*args)``, interrupted after ``seconds``.
+
+    In the main thread (a notebook's kernel) a SIGALRM interval timer raises inside the
+    student's Python code; elsewhere a helper thread runs it and is abandoned on a time-out.
+    Neither can interrupt a single long numpy call (C code), which ends before the check does.
+    """
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+
+        def alarm(signum, frame):
+            raise _TimeUp
+
+        previous = signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return func(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = func(*args)
+        except BaseException as err:  # handed to the caller's thread
+            box["error"] = err
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise _TimeUp
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 class FunctionExercise(Exercise):
-    """A function the student writes, graded by ``grader(func) -> message``.
+    """A function the student writes, run on named cases and compared with attnlib's reference.
 
-    The grader runs the student's function on named cases (see :func:`call_student` and
-    :func:`result_array`) and raises :class:`Wrong` naming the first case that fails.
+    Parameters
+    ----------
+    cases : callable
+        ``cases()`` returns ``[(description, args), ...]``; each case is chosen to break one
+        listed mistake.
+    check_case : callable
+        ``check_case(run, description, *args)`` calls the student's function through ``run``
+        (a :class:`StudentRun`) and raises :class:`Wrong` if the result is wrong.
+    correct_message : str
+        Printed after "Correct!".
+
+    Every case is run (until one runs out of time): a wrong function is told the first
+    failure and how many of the cases it passes. A function that raises
+    ``NotImplementedError`` on every case is "not answered yet".
     """
 
     def __init__(
         self,
         name: str,
-        grader: Callable[[Callable], str],
+        cases: Callable[[], list[tuple[str, tuple]]],
+        check_case: Callable[..., None],
         *,
         hint: str,
         solution: str,
+        correct_message: str = "",
         revisit: str | None = None,
+        time_limit: float = TIME_LIMIT,
     ) -> None:
         super().__init__(name, hint, solution, revisit)
-        self.grader = grader
+        self.cases = cases
+        self.check_case = check_case
+        self.correct_message = correct_message
+        self.time_limit = time_limit
         self.placeholder_help = (
             "Replace the line `raise NotImplementedError` with your code, then run the cell again."
         )
@@ -517,40 +958,72 @@ class FunctionExercise(Exercise):
                 f"Pass your function itself (its name, without parentheses); you gave"
                 f" {type(answer).__name__} {short_repr(answer)}."
             )
-        return self.grader(answer)
-
-
-def call_student(func: Callable, case: str, *args: Any) -> Any:
-    """Call the student's ``func(*args)`` on copies of the arguments.
-
-    NotImplementedError means the placeholder is still there (:class:`Unanswered`); any other
-    exception becomes :class:`Wrong` naming ``case`` and the error, never a traceback.
-    """
-    copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
-    try:
-        with np.errstate(all="ignore"):
-            return func(*copies)
-    except NotImplementedError:
-        raise Unanswered from None
-    except Exception as err:  # the student's bug, reported in words
-        raise Wrong(
-            f"On {case}, your function raised {type(err).__name__}: {str(err).strip()}"
-        ) from None
+        run = StudentRun(answer, self.time_limit)
+        cases = self.cases()
+        failures: list[tuple[str, Wrong]] = []
+        for case, args in cases:
+            try:
+                self.check_case(run, case, *args)
+            except _Stop:
+                raise
+            except Wrong as wrong:
+                failures.append((case, wrong))
+        if len(failures) == len(cases) and all(
+            isinstance(w, _NotImplementedHere) for _, w in failures
+        ):
+            raise Unanswered
+        note = ""
+        if run.changed_inputs:
+            note = (
+                f"\nNote: your function changed its input arrays in place (on"
+                f" {run.changed_inputs[0]}); the check passed it copies, but a caller's arrays"
+                f" would be overwritten."
+            )
+        if not failures:
+            return self.correct_message + note
+        passed = len(cases) - len(failures)
+        names = "; ".join(case for case, _ in failures[:3])
+        if len(failures) > 3:
+            names += f"; and {len(failures) - 3} more"
+        tally = (
+            f"It passes {passed} of {len(cases)} cases; it fails on {names}."
+            if passed
+            else f"It passes none of the {len(cases)} cases."
+        )
+        raise Wrong(f"{failures[0][1]}\n{tally}{note}")
 
 
 def result_array(result: Any, case: str, shape: tuple[int, ...]) -> np.ndarray:
-    """The student's ``result`` as a float array of ``shape``, or Wrong naming the ``case``."""
+    """The student's ``result`` as a real array of ``shape``, or Wrong naming the ``case``.
+
+    A float result keeps its dtype (so that :func:`close` can hold it to its precision); whole
+    numbers and booleans become float64.
+    """
     if result is None:
         raise Wrong(f"On {case}, your function returned None: did you forget `return`?")
-    arr = as_answer_array(result, f"On {case}, your function's result")
+    arr = to_real_array(result, f"On {case}, your function's result")
+    if arr.shape != tuple(shape) and shape == ():
+        raise Wrong(
+            f"On {case}, your function should return one number; it returned an array of shape"
+            f" {arr.shape}."
+        )
     if arr.shape != tuple(shape):
         raise Wrong(
             f"On {case}, your function returned shape {arr.shape}; expected {tuple(shape)}."
         )
-    return arr.astype(float)
+    return arr if np.issubdtype(arr.dtype, np.floating) else arr.astype(np.float64)
 
 
-def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """True if ``a`` and ``b`` have one shape and equal entries (NaN equals NaN)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+def result_tuple(result: Any, case: str, names: Sequence[str]) -> tuple:
+    """The student's ``result`` as a tuple of ``len(names)`` items (a tuple or a list), or Wrong."""
+    if isinstance(result, (tuple, list)) and len(result) == len(names):
+        return tuple(result)
+    got = (
+        f"{type(result).__name__} of length {len(result)}"
+        if isinstance(result, (tuple, list))
+        else type(result).__name__
+    )
+    raise Wrong(
+        f"On {case}, return {len(names)} things, ({', '.join(names)}), as a tuple; you"
+        f" returned {got}."
+    )

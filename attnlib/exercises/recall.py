@@ -1,10 +1,12 @@
-"""Exercises for notebook 12, active recall: one question per idea of notebooks 01-11.
+"""Exercises for notebook 12, active recall: questions across notebooks 01-13, answered from memory.
 
-The first questions are the six active-recall questions of the source lesson (shapes; why
-three projections; the scale with sigma_q, sigma_k; the query of "late"; why unscaled training
-fails; Var(XY)); the others come from the later chapters (heads, the grouped-query KV cache,
-the online softmax, masks, the softmax backward pass). Every "Not yet." names the notebook to
-revisit (:data:`NOTEBOOKS` holds their titles).
+Questions 1-6 are the six active-recall questions of a common lesson text (the shapes of one
+head; one input and three projections; the derivation Var(q . k) = d_k; the query of "late" and
+the weights that stay equal; why unscaled training fails at d_k = 1024; the scale for entries of
+variance sigma^2). Question 7 (Var(XY)) comes from a second lesson text; the others come from
+the later chapters. Every answer is recalled, not recognised: a number, a vector, shapes, a set
+or the steps of a derivation, never a pick among options. Every "Not yet." names the notebook
+to revisit (:data:`NOTEBOOKS` holds their titles).
 """
 
 from __future__ import annotations
@@ -12,22 +14,29 @@ from __future__ import annotations
 import numpy as np
 
 from .. import examples, kv_cache_bytes, softmax
-from .checking import ArrayExercise, ChoiceExercise, NumberExercise, ShapeExercise
+from .ch08 import cache_mistakes
+from .checking import ArrayExercise, NumberExercise, SetExercise, ShapeExercise, StepsExercise
 
 __all__ = [
     "NOTEBOOKS",
-    "backward",
+    "decode_keys",
     "equal_keys",
     "gqa_cache",
+    "head_scale",
     "head_shapes",
     "late_output",
+    "loss_gradients",
     "mask_after_softmax",
     "product_variance",
+    "projection_parameters",
     "projection_shapes",
-    "rescale_factor",
+    "rope_offset",
+    "saturated_gradient",
     "scale_denominator",
-    "three_projections",
-    "unscaled_training",
+    "score_variance_steps",
+    "tile_scores",
+    "trained_spread",
+    "word_order",
 ]
 
 #: File name -> title of the notebooks a miss sends the student back to.
@@ -38,15 +47,25 @@ NOTEBOOKS = {
     "04_softmax_saturation": "Softmax saturation: why unscaled scores stop a network from learning",
     "05_overflow_misconception": "'We scale to avoid overflow': a misconception",
     "06_masking": "Masking: who may attend to whom",
-    "07_multi_head": "Multi-head, multi-query and grouped-query attention, and the KV cache",
-    "10_cost_and_tiling": "Cost and tiling",
+    "07_multi_head": "Multi-head attention",
+    "08_gqa_and_kv_cache": "Grouped-query attention and the KV cache",
+    "09_positions": "Positions: how attention learns word order",
+    "10_cost_and_tiling": "The cost of attention, and computing it in tiles",
     "11_gradients": "Gradients: attention is differentiable, and why unscaled training stalls",
+    "13_trained_model": "Attention in a trained model",
 }
 
 
 def _revisit(stem: str) -> str:
     return f'notebook {stem} ("{NOTEBOOKS[stem]}")'
 
+
+def _step(name: str, expected: float, mistakes=(), **tolerance) -> NumberExercise:
+    """One step of a derivation (its hint and solution are the derivation's)."""
+    return NumberExercise(name, expected, hint="", solution="", mistakes=mistakes, **tolerance)
+
+
+# --- From the lesson text (its six active-recall questions) --------------------------------------
 
 # 1. Shapes of the projections ----------------------------------------------------------------
 projection_shapes = ShapeExercise(
@@ -77,41 +96,222 @@ projection_shapes = ShapeExercise(
     revisit=_revisit("01_qkv_projections"),
 )
 
-# 2. Why three projections --------------------------------------------------------------------
-three_projections = ChoiceExercise(
-    "recall.three_projections",
-    {
-        "a": (
-            "Q, K and V are three different features of the sentence, like three embeddings"
-            " picked by hand, so each needs its own matrix.",
-            "there is only one input. Every token's single embedding goes through all three"
-            " projections; only the three learned matrices make Q, K and V differ.",
+
+# 2. One input, three learned projections ------------------------------------------------------
+P_D_MODEL, P_D_K, P_D_V, P_T = 12, 4, 3, 5
+_params = P_D_MODEL * P_D_K * 2 + P_D_MODEL * P_D_V
+
+projection_parameters = NumberExercise(
+    "recall.projection_parameters",
+    _params,
+    rtol=1e-9,
+    mistakes=[
+        (
+            _params + P_T * P_D_MODEL,
+            f"You counted the {P_T} x {P_D_MODEL} numbers of X too. X is the input, one shared"
+            " matrix of embeddings; only W_Q, W_K and W_V are learned.",
         ),
-        "b": (
-            "There is one input and three roles: each token's embedding is projected three"
-            " times, so what it looks for (Q), what it offers to be matched (K) and what it"
-            " hands over (V) can be learned separately.",
-            "three learned projections of the same X, one per role.",
+        (
+            3 * P_D_MODEL * P_D_K,
+            "You gave W_V the width d_k. Values are never compared with keys, so W_V is"
+            " (d_model, d_v).",
         ),
-        "c": (
-            "One projection could not give a (T, T) score matrix; three make the shapes fit.",
-            "one projection fits the shapes fine: with Q = K = V = X W, Q K^T is (T, T). But"
-            " the scores are then symmetric, and what a token offers is tied to what it seeks.",
+        (
+            P_D_MODEL * P_D_K,
+            "That is one matrix. The three roles (look for, offer, hand over) come from three"
+            " learned matrices applied to the same X.",
         ),
-        "d": (
-            "Three projections let each token attend to three times as many tokens.",
-            "there are T keys whatever the projections; they change what each token's vectors"
-            " say, not how many there are.",
+        (
+            P_D_MODEL * P_D_K + P_D_MODEL * P_D_V,
+            "That is two matrices, as if Q and K shared W. Then every score would be"
+            " symmetric, and what a token offers would be tied to what it looks for.",
         ),
-    },
-    "b",
-    hint="Count the inputs: how many matrices of token embeddings does one attention head read?",
-    solution="(b). Q = X W_Q, K = X W_K, V = X W_V: one input X, three learned matrices, one"
-    " per role (look for, offer, hand over).",
+    ],
+    hint="Q = X W_Q, K = X W_K, V = X W_V: one input, three learned matrices. Count the"
+    " entries of the matrices that training changes.",
+    solution=f"W_Q and W_K are (d_model, d_k) = ({P_D_MODEL}, {P_D_K}), W_V is (d_model, d_v) ="
+    f" ({P_D_MODEL}, {P_D_V}): {P_D_MODEL * P_D_K} + {P_D_MODEL * P_D_K} +"
+    f" {P_D_MODEL * P_D_V} = {_params}. X is data, not a parameter. One sentence: one input,"
+    " projected three times by three learned matrices, one per role.",
+    correct_message="Three learned matrices act on one shared input X; nothing about Q, K and"
+    " V is picked by hand.",
     revisit=_revisit("01_qkv_projections"),
 )
 
-# 3. The scale when the entries have variance sigma^2 -----------------------------------------
+# 3. The derivation Var(q . k) = d_k, step by step ----------------------------------------------
+V_D_K = 36
+
+score_variance_steps = StepsExercise(
+    "recall.score_variance_steps",
+    {
+        "E[q_m k_m]": _step(
+            "E[q_m k_m]",
+            0.0,
+            [(1.0, "E[q_m k_m] = E[q_m] E[k_m] for independent entries, and both means are 0.")],
+            atol=1e-9,
+        ),
+        "Var(q_m k_m)": _step(
+            "Var(q_m k_m)",
+            1.0,
+            [
+                (
+                    2.0,
+                    "Variances add for a sum; for a product of independent zero-mean factors"
+                    " Var(q_m k_m) = E[q_m^2] E[k_m^2] = 1 * 1.",
+                ),
+                (0.0, "A product of two random numbers still varies: E[q_m^2] E[k_m^2] = 1."),
+            ],
+        ),
+        "Var(q . k)": _step(
+            "Var(q . k)",
+            V_D_K,
+            [
+                (
+                    np.sqrt(V_D_K),
+                    "That is the standard deviation; the variances of the d_k"
+                    " independent terms add up to d_k.",
+                ),
+                (
+                    1.0,
+                    "That is one term; q . k adds d_k independent terms, and their variances add.",
+                ),
+                (V_D_K**2, "Variances of independent terms add: d_k * 1, not d_k^2."),
+            ],
+        ),
+        "std(q . k)": _step(
+            "std(q . k)",
+            np.sqrt(V_D_K),
+            [(V_D_K, "That is the variance; the standard deviation is its square root.")],
+        ),
+        "Var(q . k / sqrt(d_k))": _step(
+            "Var(q . k / sqrt(d_k))",
+            1.0,
+            [
+                (
+                    np.sqrt(V_D_K),
+                    "Dividing by c divides the variance by c^2, not c: d_k / (sqrt(d_k))^2 = 1.",
+                ),
+                (V_D_K, "Dividing a variable by c divides its variance by c^2."),
+            ],
+        ),
+    },
+    hint="Independence gives E[q_m k_m] = E[q_m] E[k_m] and Var(q_m k_m) = E[q_m^2] E[k_m^2] -"
+    " (E[q_m] E[k_m])^2. Variances of independent terms add; Var(x / c) = Var(x) / c^2.",
+    solution=f"""
+    E[q_m k_m] = E[q_m] E[k_m] = 0
+    Var(q_m k_m) = E[q_m^2] E[k_m^2] - 0 = 1 * 1 = 1
+    Var(q . k) = sum of d_k independent terms = d_k = {V_D_K}
+    std(q . k) = sqrt(d_k) = {np.sqrt(V_D_K):g}
+    Var(q . k / sqrt(d_k)) = d_k / d_k = 1: the scale 1 / sqrt(d_k)""",
+    correct_message="Whatever d_k is, dividing by sqrt(d_k) brings the scores back to"
+    " variance 1: that is the scale the derivation justifies.",
+    revisit=_revisit("02_why_sqrt_dk"),
+)
+
+# 4. The query of "late", and the weights that stay equal ---------------------------------------
+_Q = examples.ORDER_X @ examples.ORDER_W_Q
+_K = examples.ORDER_X @ examples.ORDER_W_K
+_V = examples.ORDER_X @ examples.ORDER_W_V
+_late, _it = examples.ORDER_TOKENS.index("late"), examples.ORDER_TOKENS.index("it")
+_raw_late = _K @ _Q[_late]
+
+late_output = ArrayExercise(
+    "recall.late_output",
+    softmax(_raw_late / 2.0) @ _V,
+    what="The output",
+    atol=0.01,  # what pencil and paper give (two decimals); every mistake is further away
+    mistakes=[
+        (
+            softmax(_raw_late / 4.0) @ _V,
+            "That output divides the scores by d_k = 4; the scale is sqrt(d_k) = 2.",
+        ),
+        (
+            softmax(_raw_late) @ _V,
+            "That output uses the raw scores; divide them by sqrt(d_k) = 2 before the softmax.",
+        ),
+        (
+            softmax(_K @ _Q[_it] / 2.0) @ _V,
+            "That is the output of the query of 'it', Q[3]; the query of 'late' is Q[2].",
+        ),
+        (softmax(_raw_late / 2.0), "Those are the weights; the output is weights @ V."),
+    ],
+    hint="q_late = Q[2]; scores K @ q_late; divide by sqrt(4) = 2; softmax; then weights @ V.",
+    solution="""
+    q_late = Q[2]
+    weights = softmax(K @ q_late / np.sqrt(4))
+    output = weights @ V""",
+    correct_message="The output leans towards V_was, because the 'late' query's largest"
+    " weight is on 'was'.",
+    revisit=_revisit("03_worked_example_it"),
+)
+
+
+equal_keys = SetExercise(
+    "recall.equal_keys",
+    {"late", "it"},
+    {**{t.lower(): t for t in examples.ORDER_TOKENS}, **dict(enumerate(examples.ORDER_TOKENS))},
+    what="The tokens",
+    mistakes=[
+        (
+            {"Order", "was"},
+            "Their keys differ, [1, 1, 2, 0] and [1, 1, 0, 2], so a query can tell them apart:"
+            " the query of 'it' gives Order more weight, the query of 'late' gives was more.",
+        ),
+        (set(), "Two keys of K are the same vector; look for them."),
+        (
+            set(examples.ORDER_TOKENS),
+            "Only equal scores give equal weights, and only equal keys give equal scores for"
+            " every query.",
+        ),
+    ],
+    hint="Compare the rows of K: which two keys are the same vector?",
+    solution="late and it (indices 2 and 3): K_late = K_it = [1, 1, 1, 1], so q . k_late ="
+    " q . k_it for every query q, and equal scores give equal weights.",
+    correct_message="Equal keys get equal scores from every query, so equal weights; that the"
+    " two queries give the pair the same weight as each other is a coincidence of these numbers.",
+    revisit=_revisit("03_worked_example_it"),
+)
+
+# 5. Why unscaled training fails at d_k = 1024 --------------------------------------------------
+GAP = 30.0  # a routine gap between the top two raw scores when their std is 32
+_p_top = 1 / (1 + np.exp(-GAP))
+_p_scaled = 1 / (1 + np.exp(-GAP / 32))
+
+saturated_gradient = NumberExercise(
+    "recall.saturated_gradient",
+    _p_top * (1 - _p_top),
+    rtol=0.02,  # e^-30 from a calculator is as good
+    mistakes=[
+        (
+            0.25,
+            "0.25 is p (1 - p) at p = 1/2, two equal scores. With a gap of 30 the softmax"
+            " is nearly one-hot.",
+        ),
+        (
+            np.exp(GAP),
+            "That is e^30, how many times larger the top weight is than the other;"
+            " the Jacobian entry is about its inverse.",
+        ),
+        (
+            0.0,
+            "Not exactly 0 in exact arithmetic: p (1 - p) with 1 - p ~ e^-30. Tiny, but give"
+            " its value.",
+        ),
+        (1.0, "That is (nearly) the top weight p itself; the entry is p (1 - p)."),
+    ],
+    hint="Two keys: p = 1 / (1 + e^-30) for the top one. The Jacobian entry is p_i (delta_ij -"
+    " p_j); on the diagonal p (1 - p), and 1 - p ~ e^-30.",
+    solution=f"p = 1 / (1 + e^-30) and 1 - p ~ e^-30, so p (1 - p) ~ e^-30 ="
+    f" {_p_top * (1 - _p_top):.3g}: every entry of the Jacobian is that small, so the gradient"
+    f" reaching the scores vanishes and W_Q, W_K stop learning where to look. With the scale"
+    f" the gap is 30 / 32 and the entry is {_p_scaled * (1 - _p_scaled):.3g}.",
+    correct_message="That factor multiplies every gradient that reaches the scores: a"
+    " saturated softmax passes (almost) nothing back, so the network fails to learn rather than"
+    " merely computing large numbers.",
+    revisit=_revisit("04_softmax_saturation"),
+)
+
+# 6. The scale when the entries have variance sigma^2 -----------------------------------------
 D_K, SIGMA_Q, SIGMA_K = 64, 0.5, 3.0
 _denominator = np.sqrt(D_K) * SIGMA_Q * SIGMA_K
 
@@ -147,101 +347,10 @@ scale_denominator = NumberExercise(
     revisit=_revisit("02_why_sqrt_dk"),
 )
 
-# 4. The query of "late" ----------------------------------------------------------------------
-_Q = examples.ORDER_X @ examples.ORDER_W_Q
-_K = examples.ORDER_X @ examples.ORDER_W_K
-_V = examples.ORDER_X @ examples.ORDER_W_V
-_late, _it = examples.ORDER_TOKENS.index("late"), examples.ORDER_TOKENS.index("it")
-_raw_late = _K @ _Q[_late]
 
-late_output = ArrayExercise(
-    "recall.late_output",
-    softmax(_raw_late / 2.0) @ _V,
-    what="The output",
-    mistakes=[
-        (
-            softmax(_raw_late) @ _V,
-            "That output uses the raw scores; divide them by sqrt(d_k) = 2 before the softmax.",
-        ),
-        (
-            softmax(_K @ _Q[_it] / 2.0) @ _V,
-            "That is the output of the query of 'it', Q[3]; the query of 'late' is Q[2].",
-        ),
-        (softmax(_raw_late / 2.0), "Those are the weights; the output is weights @ V."),
-    ],
-    hint="q_late = Q[2]; scores K @ q_late; divide by sqrt(4) = 2; softmax; then weights @ V.",
-    solution="""
-    q_late = Q[2]
-    weights = softmax(K @ q_late / np.sqrt(4))
-    output = weights @ V""",
-    correct_message="The output leans towards V_was, because the 'late' query's largest"
-    " weight is on 'was'.",
-    revisit=_revisit("03_worked_example_it"),
-)
+# --- From a second lesson text --------------------------------------------------------------------
 
-equal_keys = ChoiceExercise(
-    "recall.equal_keys",
-    {
-        "a": (
-            "The weights of Order and was.",
-            "their keys differ, [1, 1, 2, 0] and [1, 1, 0, 2], so a query can tell them"
-            " apart: the query of 'it' gives Order far more weight than was.",
-        ),
-        "b": (
-            "The weights of late and it.",
-            "K_late = K_it = [1, 1, 1, 1], so q . k_late = q . k_it for every query q: equal"
-            " scores give equal weights.",
-        ),
-        "c": (
-            "None: which weights are equal depends on the query.",
-            "two equal keys give equal scores for every query. Look for such a pair in K.",
-        ),
-        "d": (
-            "All four, because softmax treats every key the same.",
-            "only equal scores give equal weights; the query of 'it' gives Order more weight"
-            " than was.",
-        ),
-    },
-    "b",
-    hint="Compare the rows of K: which two keys are the same vector?",
-    solution="(b). K_late = K_it, so every query gives them equal scores and equal weights.",
-    revisit=_revisit("03_worked_example_it"),
-)
-
-# 5. Why unscaled training fails --------------------------------------------------------------
-unscaled_training = ChoiceExercise(
-    "recall.unscaled_training",
-    {
-        "a": (
-            "exp overflows to inf, and the loss becomes NaN.",
-            "softmax implementations subtract the row maximum, so nothing overflows at any d_k"
-            " (notebook 05_overflow_misconception). The failure is silent.",
-        ),
-        "b": (
-            "Scores with standard deviation 32 make the softmax nearly one-hot; its Jacobian"
-            " p_i (delta_ij - p_j) is then almost 0, so almost no gradient reaches the scores"
-            " and W_Q, W_K stop learning where to look.",
-            "a saturated softmax passes almost no gradient back to the scores.",
-        ),
-        "c": (
-            "Large scores make the loss large, and the optimiser overshoots.",
-            "the loss need not be large; the trouble is that the gradient through a saturated"
-            " softmax is almost 0.",
-        ),
-        "d": (
-            "The outputs grow like sqrt(d_k) and blow up the next layer.",
-            "each output is a weighted average of value rows, so it never grows with the"
-            " scores: saturation picks one value row, it does not enlarge it.",
-        ),
-    },
-    "b",
-    hint="Look at the softmax Jacobian p_i (delta_ij - p_j) when p is one-hot.",
-    solution="(b). With one weight near 1 and the rest near 0, every entry"
-    " p_i (delta_ij - p_j) is near 0: the gradient to the scores vanishes and learning stalls.",
-    revisit=_revisit("04_softmax_saturation"),
-)
-
-# 6. Var(XY) for independent zero-mean factors ------------------------------------------------
+# 7. Var(XY) for independent zero-mean factors ------------------------------------------------
 VAR_X, VAR_Y = 4.0, 9.0
 
 product_variance = NumberExercise(
@@ -268,7 +377,10 @@ product_variance = NumberExercise(
     revisit=_revisit("02_why_sqrt_dk"),
 )
 
-# 7. Heads ------------------------------------------------------------------------------------
+
+# --- From the later chapters ---------------------------------------------------------------------
+
+# 8. Heads ------------------------------------------------------------------------------------
 head_shapes = ShapeExercise(
     "recall.head_shapes",
     {"T": 10, "d_model": 512, "n_heads": 8, "d_head": 64},
@@ -300,119 +412,252 @@ head_shapes = ShapeExercise(
     revisit=_revisit("07_multi_head"),
 )
 
-# 8. The grouped-query KV cache ---------------------------------------------------------------
-LAYERS, N_HEADS, N_KV_HEADS, D_HEAD, T, BYTES = 32, 32, 8, 128, 4096, 2
-_cache = kv_cache_bytes(T, LAYERS, N_KV_HEADS, D_HEAD, dtype=np.float16)  # BYTES = 2
+
+# 9. The per-head scale -------------------------------------------------------------------------
+head_scale = NumberExercise(
+    "recall.head_scale",
+    np.sqrt(64),
+    mistakes=[
+        (
+            np.sqrt(512),
+            "That is sqrt(d_model). Each head's dot products have d_head = 64 terms,"
+            " so its scores have variance 64 and the scale is sqrt(64).",
+        ),
+        (
+            64,
+            "That is d_head itself; the scale is its square root, the scores' standard deviation.",
+        ),
+        (1, "Every head scales its own scores, by sqrt(d_head)."),
+    ],
+    hint="The variance of a dot product is the number of terms it adds. How many terms has a"
+    " dot product inside one head?",
+    solution="sqrt(d_head) = sqrt(512 / 8) = sqrt(64) = 8.",
+    correct_message="Each head divides by sqrt(d_head), the length of its own dot products,"
+    " not by sqrt(d_model).",
+    revisit=_revisit("07_multi_head"),
+)
+
+# 10. The grouped-query KV cache ----------------------------------------------------------------
+# 40 query heads share 8 KV heads (5 per KV head: no power of 2, so no mistakes cancel).
+LAYERS, N_HEADS, N_KV_HEADS, D_HEAD, T, BYTES = 32, 40, 8, 128, 4096, 4
+_cache = kv_cache_bytes(T, LAYERS, N_KV_HEADS, D_HEAD, dtype=np.float32)  # BYTES = 4
 
 gqa_cache = NumberExercise(
     "recall.gqa_cache",
     _cache,
     rtol=1e-9,
-    mistakes=[
-        (
-            _cache * N_HEADS // N_KV_HEADS,
-            "That is the cache of plain multi-head attention. In"
-            " grouped-query attention only the 8 KV heads are cached; the 32 query heads share"
-            " them.",
-        ),
-        (
-            _cache // 2,
-            "Half the right size: count both K and V (a factor 2) and 2 bytes per float16 value.",
-        ),
-        (
-            _cache // 4,
-            "A quarter of the right size: count both K and V (a factor 2) and 2 bytes"
-            " per float16 value.",
-        ),
-        (_cache // LAYERS, "That is one layer; each of the 32 layers keeps its own cache."),
-        (_cache / 2**20, "That is the size in MiB; the question asks for bytes."),
-        (_cache / 2**30, "That is the size in GiB; the question asks for bytes."),
-    ],
+    factors=cache_mistakes(N_HEADS, N_KV_HEADS, LAYERS, BYTES),
     hint="bytes = 2 (K and V) * layers * n_kv_heads * d_head * T * bytes_per_value.",
     solution=f"2 * {LAYERS} * {N_KV_HEADS} * {D_HEAD} * {T} * {BYTES} = {_cache:,} bytes"
-    f" ({_cache / 2**30:g} GiB), a quarter of the multi-head cache.",
-    correct_message="Grouped-query attention divides the cache by n_heads / n_kv_heads = 4.",
-    revisit=_revisit("07_multi_head"),
+    f" ({_cache / 2**30:g} GiB), a fifth of the multi-head cache.",
+    correct_message="Grouped-query attention divides the cache by n_heads / n_kv_heads = 5.",
+    revisit=_revisit("08_gqa_and_kv_cache"),
 )
 
-# 9. The online softmax -----------------------------------------------------------------------
-M_OLD, M_NEW = 3.0, 5.0
+# 11. Decoding with a KV cache equals causal attention --------------------------------------------
+DECODE_T, DECODE_STEP = 6, 4
+_decode_row = np.arange(DECODE_T) <= DECODE_STEP
 
-rescale_factor = NumberExercise(
-    "recall.rescale_factor",
-    np.exp(M_OLD - M_NEW),
+decode_keys = ArrayExercise(
+    "recall.decode_keys",
+    _decode_row,
+    what="The row",
     mistakes=[
         (
-            np.exp(M_NEW - M_OLD),
-            "The factor is upside down: the old sums were taken relative to"
-            " the smaller maximum, so they shrink, by exp(m_old - m_new) < 1.",
+            np.arange(DECODE_T) < DECODE_STEP,
+            "Off by one: token 4 is appended to the cache before its query attends, so it sees"
+            " its own key too.",
         ),
         (
-            1.0,
-            "Without a rescale, the old and the new terms would be relative to different"
-            " maxima; once the maximum rises they must be brought to the new one.",
+            np.ones(DECODE_T, dtype=bool),
+            "The cache holds only the tokens decoded so far; token 5 does not exist yet.",
         ),
-        (M_OLD - M_NEW, "That is the exponent; the factor is exp(m_old - m_new)."),
+        (
+            np.arange(DECODE_T) == DECODE_STEP,
+            "The cache keeps every earlier key and value, not only the newest.",
+        ),
     ],
-    hint="acc holds sum exp(s - m_old) v. Which factor turns exp(s - m_old) into exp(s - m_new)?",
-    solution=f"exp(s - m_new) = exp(s - m_old) exp(m_old - m_new), so multiply by"
-    f" exp({M_OLD:g} - {M_NEW:g}) = exp({M_OLD - M_NEW:g}) = {np.exp(M_OLD - M_NEW):.4f}.",
-    correct_message="The same factor rescales the normaliser l.",
-    revisit=_revisit("10_cost_and_tiling"),
+    hint="At step 4 the cache holds the keys of tokens 0 to 4. Which row of the 6 x 6 causal"
+    " mask lets a query see exactly those?",
+    solution="[True, True, True, True, True, False], row 4 of causal_mask(6): decoding step by"
+    " step with a cache computes the causal attention rows one at a time.",
+    correct_message="Row t of the causal mask is exactly what the cache holds at step t, which"
+    " is why decoding with a cache gives the outputs of full causal attention.",
+    revisit=_revisit("08_gqa_and_kv_cache"),
 )
 
-# 10. Masks -----------------------------------------------------------------------------------
-mask_after_softmax = ChoiceExercise(
+# 12. Masking after the softmax -------------------------------------------------------------------
+_w = softmax(np.array([1.0, 2.0, 3.0]))
+
+mask_after_softmax = NumberExercise(
     "recall.mask_after_softmax",
-    {
-        "a": (
-            "Nothing: the future weights end up 0 either way.",
-            "they are 0, but the rows no longer sum to 1, and the future keys were part of"
-            " each row's normaliser.",
+    _w[:2].sum(),
+    rtol=0.01,
+    mistakes=[
+        (
+            1.0,
+            "That is the sum with the mask applied before the softmax (-inf for the third"
+            " score). Zeroing the third weight afterwards leaves the first two as they were.",
         ),
-        "b": (
-            "The rows no longer sum to 1, and the future keys still change the weights of"
-            " the past through each row's normaliser.",
-            "mask with -inf before the softmax, so hidden keys are out of the normaliser too.",
-        ),
-        "c": (
-            "Every row turns into NaN.",
-            "zeroing finite weights cannot make NaN; the damage is quieter: row sums below 1"
-            " and a leak from the future through the normaliser.",
-        ),
-        "d": (
-            "Nothing, as long as the mask is transposed to the upper triangle.",
-            "the upper triangle is the future: keeping it would let each query see only"
-            " later tokens.",
-        ),
-    },
-    "b",
-    hint="What is the denominator of each weight, and which keys does it sum over?",
-    solution="(b). Put -inf into the masked scores before the softmax: the allowed keys share"
-    " all of the weight and the hidden ones play no part.",
+        (_w[2], "That is the weight that was zeroed; the question asks what is left."),
+    ],
+    hint="Compute softmax([1, 2, 3]) first, then set the third weight to 0 and add the rest.",
+    solution=f"softmax([1, 2, 3]) = {_w[0]:.4f}, {_w[1]:.4f}, {_w[2]:.4f}; zeroing the third"
+    f" leaves {_w[:2].sum():.4f}. With -inf before the softmax the first two would be"
+    f" renormalised to sum to 1.",
+    correct_message="The row no longer sums to 1, and the hidden key still shaped the other"
+    " weights through the normaliser: mask with -inf before the softmax.",
     revisit=_revisit("06_masking"),
 )
 
-# 11. The softmax backward pass ---------------------------------------------------------------
-P, G = np.array([0.2, 0.3, 0.5]), np.array([1.0, 0.0, 0.0])
-
-backward = ArrayExercise(
-    "recall.backward",
-    P * (G - (P * G).sum()),
-    what="dL/ds",
+# 13. Word order ---------------------------------------------------------------------------------
+word_order = ArrayExercise(
+    "recall.word_order",
+    [0, 3, 2, 1],
+    what="The row indices",
+    atol=0,
+    rtol=0,
     mistakes=[
         (
-            P * G,
-            "The -sum_j p_j g_j term is missing: raising one score lowers every other"
-            " weight through the normaliser.",
+            [0, 1, 2, 3],
+            "Each word keeps its own output, so the output rows move with the words:"
+            " position 1 now holds 'down', whose output was O[3].",
         ),
-        (G - (P * G).sum(), "Multiply by p: dL/ds_i = p_i (g_i - sum_j p_j g_j)."),
-        (-P * (G - (P * G).sum()), "The sign is flipped: dL/ds = p * (g - sum(p * g))."),
     ],
-    hint="dL/ds = J^T g with J = diag(p) - p p^T, which simplifies to p * (g - sum(p * g)).",
-    solution="""
-    p, g = np.array([0.2, 0.3, 0.5]), np.array([1.0, 0.0, 0.0])
-    p * (g - (p * g).sum())  # sum(p * g) = 0.2""",
-    correct_message="The entries sum to 0: adding a constant to every score changes nothing.",
+    hint="Without positions, a token's output depends only on its own vector and on the set"
+    " of all the tokens. Swapping two tokens changes neither.",
+    solution="[0, 3, 2, 1]: the outputs of 'cat' and 'down' swap positions along with the"
+    " words; no number changes.",
+    correct_message="Attention without positions is blind to word order: it permutes its"
+    " outputs with its inputs. Positions must be added for order to matter.",
+    revisit=_revisit("09_positions"),
+)
+
+# 14. The memory of a tiled pass -----------------------------------------------------------------
+TILE_T, TILE = 4096, 128
+
+tile_scores = NumberExercise(
+    "recall.tile_scores",
+    TILE * TILE,
+    rtol=1e-9,
+    factors=[
+        [
+            (
+                (TILE_T / TILE) ** 2,
+                "That is the full T x T score matrix, which tiling never holds.",
+            ),
+            (
+                TILE_T / TILE,
+                "That is a whole strip of 128 queries against all 4,096 keys; a tile is 128 x 128.",
+            ),
+            (1 / TILE, "That is one row of a tile; the tile has 128 rows."),
+        ],
+        [(4, "That counts bytes of float32; the question asks for numbers.")],
+    ],
+    hint="A tile is a block of 128 queries against a block of 128 keys.",
+    solution=f"{TILE} * {TILE} = {TILE * TILE:,} scores, against {TILE_T:,}^2 ="
+    f" {TILE_T**2:,} for the full matrix (plus a running maximum and sum per query row).",
+    correct_message="The memory for scores no longer grows with T^2: it is set by the tile"
+    " size, while the running maximum and sum carry the softmax across tiles.",
+    revisit=_revisit("10_cost_and_tiling"),
+)
+
+# 15. A loss on the outputs vs a cross-entropy on the weights -------------------------------------
+LOSS_P = np.array([0.98, 0.01, 0.01])  # one-hot on the wrong key 0; the right key is 1
+
+loss_gradients = StepsExercise(
+    "recall.loss_gradients",
+    {
+        "cross-entropy": _step(
+            "cross-entropy",
+            LOSS_P[0],
+            [
+                (
+                    LOSS_P[1] - 1,
+                    "That is the gradient at the right key's score, s_1; the"
+                    " question asks for s_0.",
+                ),
+                (0.0, "The cross-entropy's gradient P_0 - delta_01 = P_0 has no vanishing factor."),
+            ],
+            rtol=0.01,
+        ),
+        "through the Jacobian": _step(
+            "through the Jacobian",
+            LOSS_P[0] * LOSS_P[1],
+            [
+                (LOSS_P[0], "That skips the Jacobian: dL/ds_0 = p_0 (g_0 - sum_j p_j g_j)."),
+                (-LOSS_P[0] * LOSS_P[1], "Check the sign: g_0 - sum_j p_j g_j = 0 - (-0.01)."),
+                (LOSS_P[1] * (LOSS_P[1] - 1), "That is dL/ds_1; the question asks for s_0."),
+            ],
+            rtol=0.01,
+        ),
+    },
+    hint="Cross-entropy L = -ln p_1 has dL/ds_j = p_j - delta_1j. Through the Jacobian,"
+    " dL/ds = p * (g - sum(p * g)) with g = dL/dp = [0, -1, 0].",
+    solution=f"""
+    cross-entropy:        p_0 - 0 = {LOSS_P[0]:g}
+    through the Jacobian: p_0 (g_0 - sum p g) = {LOSS_P[0]:g} * (0 + {LOSS_P[1]:g})
+                          = {LOSS_P[0] * LOSS_P[1]:g}""",
+    correct_message="The cross-entropy's gradient stays full-size at a saturated softmax; a"
+    " loss that reaches the scores through the Jacobian, as a loss on the outputs does, gets"
+    " a factor as small as the weights.",
     revisit=_revisit("11_gradients"),
+)
+
+# 16. The trained model's scores -------------------------------------------------------------------
+RAW_STD, D_HEAD_TRAINED = 12.0, 32
+
+trained_spread = NumberExercise(
+    "recall.trained_spread",
+    RAW_STD / np.sqrt(D_HEAD_TRAINED),
+    rtol=0.01,
+    mistakes=[
+        (
+            RAW_STD / D_HEAD_TRAINED,
+            "You divided by d_head; the scores are divided by sqrt(d_head).",
+        ),
+        (RAW_STD, "The model scales its scores by 1/sqrt(d_head) before the softmax."),
+        (
+            RAW_STD**2 / D_HEAD_TRAINED,
+            "That is the variance after scaling; the question asks for the standard deviation.",
+        ),
+    ],
+    hint="The softmax sees q . k / sqrt(d_head). Dividing by c divides the standard deviation"
+    " by c.",
+    solution=f"{RAW_STD:g} / sqrt({D_HEAD_TRAINED}) = {RAW_STD / np.sqrt(D_HEAD_TRAINED):.3g}.",
+    correct_message="Sharper than the theory's 1, far from the spread of 12 that would"
+    " saturate most rows: trained heads lean, they rarely pick one key outright.",
+    revisit=_revisit("13_trained_model"),
+)
+
+# 17. RoPE: scores depend on relative position ---------------------------------------------
+ROPE_Q, ROPE_K, ROPE_Q2 = 7, 3, 12
+
+rope_offset = NumberExercise(
+    "recall.rope_offset",
+    ROPE_Q2 - (ROPE_Q - ROPE_K),
+    rtol=0,
+    atol=1e-9,
+    mistakes=[
+        (
+            ROPE_K,
+            "That keeps the key's absolute position. With RoPE the score depends only on"
+            " the offset m - n between query and key.",
+        ),
+        (
+            ROPE_Q - ROPE_K,
+            "That is the offset m - n = 4 itself; the question asks for the key's position.",
+        ),
+        (
+            ROPE_Q2 + (ROPE_Q - ROPE_K),
+            "That puts the key 4 after the query; the original key was 4 before it.",
+        ),
+    ],
+    hint="RoPE rotates q by an angle proportional to its position m and k by one proportional"
+    " to n; the score sees only the difference of the angles.",
+    solution=f"The score depends on m - n = {ROPE_Q} - {ROPE_K} = {ROPE_Q - ROPE_K}, so the key"
+    f" must sit at {ROPE_Q2} - {ROPE_Q - ROPE_K} = {ROPE_Q2 - (ROPE_Q - ROPE_K)}.",
+    correct_message="Rotating both vectors leaves their angle difference, (m - n) times the"
+    " frequency: the same pair of tokens scores the same wherever it stands in the text.",
+    revisit=_revisit("09_positions"),
 )

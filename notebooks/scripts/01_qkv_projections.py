@@ -374,7 +374,8 @@ ch01.projection_shapes.check(shapes)
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-ch01.projection_shapes.check(
+# solution (click to expand)
+ch01.projection_shapes.check_solution(
     {
         "W_Q": (d_model, d_k),
         "Q": (B, T, d_k),  # X @ W_Q

@@ -121,8 +121,9 @@ ch02.product_variance.check(var_xy)
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 # Var(XY) = E[X^2] E[Y^2] - (E[X] E[Y])^2, with E[X^2] = sd^2 + mu^2
-ch02.product_variance.check((sd_x**2 + mu_x**2) * (sd_y**2 + mu_y**2) - (mu_x * mu_y) ** 2)
+ch02.product_variance.check_solution((sd_x**2 + mu_x**2) * (sd_y**2 + mu_y**2) - (mu_x * mu_y) ** 2)
 
 # %% [markdown]
 # ## Step 3: the sum, $\mathrm{Var}(q \cdot k) = d_k$
@@ -521,7 +522,8 @@ ch02.score_variance.check(var_score)
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-ch02.score_variance.check(d_k * sigma_q**2 * sigma_k**2)  # d_k terms of variance sq^2 sk^2
+# solution (click to expand)
+ch02.score_variance.check_solution(d_k * sigma_q**2 * sigma_k**2)  # d_k terms of variance sq^2 sk^2
 
 # %% [markdown]
 # ## When does the unit-variance assumption hold?

@@ -246,8 +246,9 @@ ch03.late_weights.check(answer_late)
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 sol_scores = K @ Q[2] / np.sqrt(Q.shape[-1])  # the query of "late" against every key, scaled
-ch03.late_weights.check(np.exp(sol_scores) / np.exp(sol_scores).sum())
+ch03.late_weights.check_solution(np.exp(sol_scores) / np.exp(sol_scores).sum())
 
 # %% [markdown]
 # ## 5. Every query at once, and the query of "late"

@@ -150,11 +150,12 @@ ch04.softmax_jacobian.check(my_jacobian)
 
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 def jacobian_solution(p):
     return np.diag(p) - np.outer(p, p)  # J[i, j] = p_i (delta_ij - p_j)
 
 
-ch04.softmax_jacobian.check(jacobian_solution)
+ch04.softmax_jacobian.check_solution(jacobian_solution)
 
 # %% [markdown]
 # Our version is the same one line. We compute it at the weights of section 1 and check it once

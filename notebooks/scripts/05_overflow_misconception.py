@@ -190,12 +190,13 @@ ch05.stable_softmax.check(my_softmax)
 
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 def softmax_solution(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))  # largest exponent is e^0 = 1
     return e / e.sum(axis=-1, keepdims=True)
 
 
-ch05.stable_softmax.check(softmax_solution)
+ch05.stable_softmax.check_solution(softmax_solution)
 
 # %% [markdown]
 # Our version, with the bound of each step in a comment, on the scores of section 2:

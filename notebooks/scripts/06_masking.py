@@ -223,6 +223,7 @@ ch06.masked_attention.check(my_masked_attention)
 
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 def masked_attention_solution(Q, K, V, mask):
     s = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])  # swap only the last two axes
     s = np.where(mask, s, -np.inf)  # True = may attend; before the softmax
@@ -231,7 +232,7 @@ def masked_attention_solution(Q, K, V, mask):
     return weights @ V, weights
 
 
-ch06.masked_attention.check(masked_attention_solution)
+ch06.masked_attention.check_solution(masked_attention_solution)
 
 # %% [markdown]
 # ## Padding masks: hiding the filler
@@ -375,7 +376,8 @@ ch06.kv_cache_mask.check(answer_mask)
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-ch06.kv_cache_mask.check(np.tril(np.ones((2, 5), dtype=bool), k=5 - 2))  # k = T_k - T_q
+# solution (click to expand)
+ch06.kv_cache_mask.check_solution(np.tril(np.ones((2, 5), dtype=bool), k=5 - 2))  # k = T_k - T_q
 
 # %% [markdown]
 # Now our sentence: its last two tokens as the new queries, against all nine keys.

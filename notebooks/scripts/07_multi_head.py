@@ -133,12 +133,13 @@ ch07.split_heads.check(my_split_heads)
 
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 def split_heads_solution(x, n_heads):
     T, width = x.shape
     return x.reshape(T, n_heads, width // n_heads).transpose(1, 0, 2)  # (n_heads, T, d_head)
 
 
-ch07.split_heads.check(split_heads_solution)
+ch07.split_heads.check_solution(split_heads_solution)
 
 # %% [markdown]
 # ## The standard size: $d_{model} = 512$, 8 heads of 64

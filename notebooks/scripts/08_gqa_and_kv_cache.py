@@ -201,13 +201,13 @@ for name, n_kv in [("MHA", 32), ("GQA", 8), ("MQA", 1)]:
 # %% [markdown]
 # ### Exercise: size a cache
 #
-# A smaller model: 24 layers, 16 query heads that share 4 K/V heads of $d_{head} = 64$, its
+# A smaller model: 28 layers, 24 query heads that share 8 K/V heads of $d_{head} = 64$, its
 # cache stored in float32 (4 bytes per number). How many bytes does the KV cache take for one
 # sequence of $T = 2048$ tokens? Answer in bytes, not KiB or MiB. Stuck?
 # `ch08.kv_cache_bytes.hint()`, or `ch08.kv_cache_bytes.solution()`.
 
 # %%
-layers, n_q, n_kv, d_h, T_ctx, n_bytes = 24, 16, 4, 64, 2048, 4
+layers, n_q, n_kv, d_h, T_ctx, n_bytes = 28, 24, 8, 64, 2048, 4
 cache_bytes = ...  # your answer, in bytes
 from attnlib.exercises import ch08
 
@@ -217,7 +217,8 @@ ch08.kv_cache_bytes.check(cache_bytes)
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-ch08.kv_cache_bytes.check(2 * layers * n_kv * d_h * T_ctx * n_bytes)  # 2: K and V
+# solution (click to expand)
+ch08.kv_cache_bytes.check_solution(2 * layers * n_kv * d_h * T_ctx * n_bytes)  # 2: K and V
 
 
 # %% [markdown]

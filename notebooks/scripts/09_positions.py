@@ -280,8 +280,9 @@ ch09.rope_pair.check(rotated_pair)
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 angle_solution = 3 * 0.5
-ch09.rope_pair.check(
+ch09.rope_pair.check_solution(
     [
         1.0 * np.cos(angle_solution) - 2.0 * np.sin(angle_solution),
         1.0 * np.sin(angle_solution) + 2.0 * np.cos(angle_solution),
@@ -322,6 +323,7 @@ ch09.rope_score.check(my_rope_score)
 
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 def rope_score_solution(q, k, i, j):
     d = q.shape[-1]
     theta_m = 10000.0 ** (-np.arange(0, d, 2) / d)
@@ -336,7 +338,7 @@ def rope_score_solution(q, k, i, j):
     return rotate(q, i) @ rotate(k, j)
 
 
-ch09.rope_score.check(rope_score_solution)
+ch09.rope_score.check_solution(rope_score_solution)
 
 # %% [markdown]
 # ### RoPE keeps notebook 02's variance
@@ -440,7 +442,8 @@ ch09.pairing.check(which_pairing)
 # **Solution** (hidden; click the collapsed cell below to show it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-ch09.pairing.check("b")
+# solution (click to expand)
+ch09.pairing.check_solution("b")
 
 # %% [markdown]
 # ### RoPE and the KV cache
@@ -477,21 +480,25 @@ print("the same:", np.allclose(q_new @ K_cache.T, interleaved[5:, :5]))
 # ### Exercise: ALiBi's slopes for 8 and for 12 heads
 #
 # Give the 8 slopes of an 8-head model, then the 12 slopes of a 12-head model, each as a list or
-# array in head order. Stuck? `ch09.alibi_slopes_8.hint()`, `ch09.alibi_slopes_12.solution()`.
+# array in head order (the hidden cell under each answer holds its solution). Stuck?
+# `ch09.alibi_slopes_8.hint()`, `ch09.alibi_slopes_12.solution()`.
 
 # %%
 slopes_8 = ...  # 8 numbers
 ch09.alibi_slopes_8.check(slopes_8)
+
+# %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
+ch09.alibi_slopes_8.check_solution(2.0 ** (-8 * np.arange(1, 9) / 8))
+
+# %%
 slopes_12 = ...  # 12 numbers
 ch09.alibi_slopes_12.check(slopes_12)
 
-# %% [markdown]
-# **Solution** (hidden; click the collapsed cell below to show it):
-
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
-ch09.alibi_slopes_8.check(2.0 ** (-8 * np.arange(1, 9) / 8))
+# solution (click to expand)
 eight_slopes, sixteen_slopes = 2.0 ** -np.arange(1, 9), 2.0 ** (-8 * np.arange(1, 17) / 16)
-ch09.alibi_slopes_12.check(np.concatenate([eight_slopes, sixteen_slopes[0::2][:4]]))
+ch09.alibi_slopes_12.check_solution(np.concatenate([eight_slopes, sixteen_slopes[0::2][:4]]))
 
 # %% [markdown]
 # The bias for a 6-token sentence, and its effect on one head's weights:

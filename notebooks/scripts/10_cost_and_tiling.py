@@ -237,6 +237,7 @@ ch10.online_softmax_step.check(online_softmax_step)
 
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 def online_softmax_step_solution(m, l, acc, s, v):
     m_new = max(m, s.max())
     p = np.exp(s - m_new)  # this block's weights, relative to the new maximum
@@ -244,7 +245,7 @@ def online_softmax_step_solution(m, l, acc, s, v):
     return m_new, rescale * l + p.sum(), rescale * acc + p @ v
 
 
-ch10.online_softmax_step.check(online_softmax_step_solution)
+ch10.online_softmax_step.check_solution(online_softmax_step_solution)
 
 # %% [markdown]
 # ## 3. Tiled attention, tile by tile

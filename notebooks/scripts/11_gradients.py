@@ -147,11 +147,12 @@ ch11.softmax_backward.check(my_softmax_backward)
 
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
+# solution (click to expand)
 def softmax_backward_solution(p, g):
     return p * (g - (p * g).sum(axis=-1, keepdims=True))  # ds_j = p_j (g_j - sum_l g_l p_l)
 
 
-ch11.softmax_backward.check(softmax_backward_solution)
+ch11.softmax_backward.check_solution(softmax_backward_solution)
 
 # %%
 dO = np.zeros_like(O)
