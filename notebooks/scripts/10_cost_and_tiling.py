@@ -288,7 +288,7 @@ for name, p in exponents.items():
 # the plane), the same numbers the lab at the end uses. We follow query 9, in blocks of 4 keys.
 
 # %%
-from attnlib.widgets.tiles import tiling_example
+from attnlib.examples import tiling_example
 
 T, d_k, d_v, block = 12, 4, 2, 4
 rng = np.random.default_rng(SEED)
@@ -580,7 +580,7 @@ print(f"one 128 x 128 tile in float32: {128 * 128 * 4 // 1024} KiB, whatever T i
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from attnlib.widgets.tiles import tiling_lab
+from attnlib.labs import tiling_lab
 
 tiling_lab(Q, K, V)
 

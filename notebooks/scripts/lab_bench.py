@@ -34,7 +34,7 @@
 # notebook); tests/test_labs_in_browser.py runs this page under voila and moves every control. -->
 
 # %%
-from attnlib.widgets import (
+from attnlib.labs import (
     gqa_lab,
     gradient_lab,
     masking_lab,

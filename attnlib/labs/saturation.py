@@ -19,9 +19,11 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 from .._validation import as_float_array, check_int
+from ..examples import SATURATION_D, saturation_data
 from ..saturation import entropy, softmax_jacobian_norm
 from ..softmax import softmax
-from .live import Lab, slider_style
+from .controls import slider_style
+from .lab import Lab
 
 __all__ = [
     "D_K_OPTIONS",
@@ -36,28 +38,6 @@ CAPTION_SEPARATOR = "\u2003\u2003"
 
 #: The d_k slider's positions: powers of two from 1 to 1024 (log steps).
 D_K_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(11))
-_MAX_D = D_K_OPTIONS[-1]
-
-
-def saturation_data(n_tokens: int = 8, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded queries and keys for the lab: standard-normal entries, 1024 coordinates each.
-
-    Parameters
-    ----------
-    n_tokens : int, default 8
-        Number of tokens T (queries and keys).
-    seed : int, default 0
-        Seed of ``np.random.default_rng``.
-
-    Returns
-    -------
-    queries, keys : ndarray, shape (T, 1024)
-    """
-    n_tokens = check_int(n_tokens, "n_tokens", minimum=2)
-    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
-    queries = rng.standard_normal((n_tokens, _MAX_D))
-    keys = rng.standard_normal((n_tokens, _MAX_D))
-    return queries, keys
 
 
 def saturation_state(
@@ -158,7 +138,7 @@ def _make_view(n_tokens: int, jacobian_floor: float):
         )
         for ax, key, title in panels:
             ax.set_xscale("log", base=2)
-            ax.set_xlim(0.8, _MAX_D * 1.25)
+            ax.set_xlim(0.8, SATURATION_D * 1.25)
             ax.set_xticks(D_K_OPTIONS[::2], [str(d) for d in D_K_OPTIONS[::2]])
             ax.set_xlabel("$d_k$")
             ax.set_title(title, fontsize=10)
@@ -249,7 +229,7 @@ def saturation_lab(
         Seed of the queries and keys (see :func:`saturation_data`).
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.widgets.live`).
+        14 pt, large controls (see :mod:`attnlib.labs.present`).
 
     Returns
     -------
