@@ -16,13 +16,13 @@ Prints median and 90th percentile per frontend, size and input. Aim: median < 50
 90th percentile < 100 ms. The machine's load changes the figures: compare within one run.
 
 By default the moves start once the kernel has drawn ahead every frame one move away
-(:mod:`attnlib.widgets.predrawn`; the benchmark waits until no picture-sized message has reached
+(:mod:`attnlib.labs.ahead`; the benchmark waits until no picture-sized message has reached
 the page for 2 s and prints how long that took), where a lab is a few seconds after it appears.
 With ``--opening`` they start at once, while the frames are still being drawn and sent: a
 student's first moves.
 
 Under each figure: *kernel*, the median time of the lab's update in the kernel (the served
-notebook times ``Lab._update`` into a log file; it draws no picture for a state the browser
+notebook times ``Lab._draw`` into a log file; it draws no picture for a state the browser
 has), and how many pictures the kernel sent while the moves were made (frames drawn ahead
 included; the page notes every websocket message as it arrives).
 """
@@ -45,26 +45,26 @@ sys.path.insert(0, str(ROOT / "tests"))
 import browser as bt  # noqa: E402  (the browser tests' server and page helpers)
 
 CELLS = [
-    "from attnlib.widgets import gradient_lab\n\ngradient_lab()",
+    "from attnlib.labs import gradient_lab\n\ngradient_lab()",
     "gradient_lab(present=True)",
 ]
 
 #: Run first in the served notebook: every ``Lab.update`` appends "start end" (ms, wall clock)
 #: to the log file named by {log!r}.
 TIME_UPDATES = """import time
-from attnlib.widgets import live
+from attnlib.labs.lab import Lab
 
-_update = live.Lab._update
+_draw = Lab._draw
 
 
-def _timed_update(self, redraw_sent):
+def _timed_update(self):
     start = 1000 * time.time()
-    _update(self, redraw_sent)
+    _draw(self)
     with open({log!r}, "a") as log:
         log.write(f"{{start}} {{1000 * time.time()}}\\n")
 
 
-live.Lab._update = _timed_update"""
+Lab._draw = _timed_update"""
 
 
 RECORD = """lab => {

@@ -97,9 +97,10 @@ class FrameStore(anywidget.AnyWidget):
         )
         self.greeted = False
         self._on_hello = on_hello
-        self.on_msg(self._receive)
+        self.on_msg(lambda _widget, content, _buffers: self.receive(content))
 
-    def _receive(self, _widget: FrameStore, content: dict, _buffers: list) -> None:
+    def receive(self, content: dict) -> None:
+        """Handle a message from the browser (what the widget's comm calls)."""
         if content.get("type") == "hello":
             self.greeted = True
             self._on_hello()

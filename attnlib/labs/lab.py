@@ -259,11 +259,12 @@ class Lab(widgets.VBox):
             if self._sync_error is not None:
                 raise self._sync_error
             fit_readouts(self.controls, self.readouts)
-            values = self.values()
+            key, values = self.state_key(), self.values()
+            readouts = {name: readout_text(self.controls[name]) for name in self.readouts}
             self.state = self._update_view(self.view, **values)
-            key = self.state_key()
-            if not (self.store.greeted and self.ahead.holds(key)):
-                readouts = {name: readout_text(self.controls[name]) for name in self.readouts}
+            moved = self.state_key() != key or self.values() != values
+            # moved on another thread meanwhile: its own change, waiting for the lock, draws it
+            if not moved and not (self.store.greeted and self.ahead.holds(key)):
                 self._show(key, self._frame(values, self.state, readouts))
         except Exception as err:  # shown to the user, kept for tests
             self._show_error(err)
@@ -316,6 +317,7 @@ class Lab(widgets.VBox):
         """A browser's store started: send it the current frame, then draw ahead."""
         with self.live.lock:
             self.ahead.forget()
+            self.update_followers()
             self._draw()
 
     def _draw_ahead(self) -> None:
@@ -337,14 +339,30 @@ class Lab(widgets.VBox):
         self.ahead.start(self._states_ahead(), draw, cheap, done)
 
     def _states_ahead(self) -> Iterator[Ahead]:
-        """The current state, then every state one move of a control away, nearest first."""
-        positions = [position(control) for control in self.controls.values()]
-        readouts = {name: readout_text(self.controls[name]) for name in self.readouts}
-        yield Ahead((state_key(positions),), self.values(), readouts)
-        names = list(self.controls)
+        """The current state, then every state one move of a control away, nearest first.
+
+        Read from one snapshot of the controls (detached copies), so that a control moved on
+        another thread meanwhile cannot give a frame the key of another state.
+        """
+        snapshot = {n: detached_copy(control) for n, control in self.controls.items()}
+        try:
+            if self._sync_controls is not None:  # a move under way may not be synced yet
+                self._sync_controls(snapshot)
+            yield from self._states_around(snapshot)
+        except Exception:  # the current state is refused: its error is shown
+            return
+        finally:
+            for control in snapshot.values():
+                control.close()
+
+    def _states_around(self, snapshot: dict[str, widgets.ValueWidget]) -> Iterator[Ahead]:
+        positions = [position(control) for control in snapshot.values()]
+        readouts = {name: readout_text(snapshot[name]) for name in self.readouts}
+        values = {name: control.value for name, control in snapshot.items()}
+        yield Ahead((state_key(positions),), values, readouts)
         axes = []  # (name, its place in the key, its reachable moves, where it is now)
-        for here, name in enumerate(names):
-            moves = reachable(self.controls[name]) or []
+        for here, name in enumerate(snapshot):
+            moves = reachable(snapshot[name]) or []
             places = [place for place, _ in moves]
             if positions[here] in places:
                 axes.append((name, here, moves, places.index(positions[here])))
@@ -355,15 +373,17 @@ class Lab(widgets.VBox):
                         place, value = moves[step]
                         moved = [*positions[:here], place, *positions[here + 1 :]]
                         try:
-                            yield self._after_move(name, value, state_key(moved))
+                            yield self._after_move(snapshot, name, value, state_key(moved))
                         except Exception:  # sync_controls refused the move: a move there will
                             continue  # show the error; nothing to draw ahead
 
-    def _after_move(self, name: str, value: Any, key: str) -> Ahead:
+    def _after_move(
+        self, snapshot: dict[str, widgets.ValueWidget], name: str, value: Any, key: str
+    ) -> Ahead:
         """The state ``key`` that moving ``name`` to ``value`` leads to, ``sync_controls`` run
-        on detached copies of the controls (no message reaches the browser). The frame is keyed
+        on detached copies of the snapshot (no message reaches the browser). The frame is keyed
         as the browser sees the state at once (``key``) and after the kernel's answer."""
-        copies = {n: detached_copy(control) for n, control in self.controls.items()}
+        copies = {n: detached_copy(control) for n, control in snapshot.items()}
         try:
             copies[name].value = value
             if self._sync_controls is not None:
