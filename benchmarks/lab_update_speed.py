@@ -176,7 +176,7 @@ def main() -> int:
         big_width, big_height = big.live.canvas.get_width_height()
         print(
             f"  present, jpeg (shipped): {both(present)}; {big_width}x{big_height} px,"
-            f" {len(big.live.image.value) / 1024:.0f} KiB per frame,"
+            f" {len(big.picture.value) / 1024:.0f} KiB per frame,"
             f" smallest text {big.smallest_text_px():.1f} px"
         )
         print(f"  present, png 1        : {both(present_png)}")
