@@ -5,7 +5,7 @@ Shapes follow one convention everywhere: ``(..., T, d)`` with any leading batch 
 The mathematics is at the top level (``softmax``, ``attention``, ``masks``, ``heads``,
 ``kv_cache``, ``tiled``, ``gradients``, ``variance``, ``saturation``, ``retrieval``) with the
 example data (``examples``); pictures, live labs, self-checked exercises and the pretrained model
-are subpackages: ``attnlib.pictures``, ``attnlib.widgets``, ``attnlib.exercises`` and
+are subpackages: ``attnlib.pictures``, ``attnlib.labs``, ``attnlib.exercises`` and
 ``attnlib.pretrained`` (imported on demand, so ``import attnlib`` stays light).
 """
 

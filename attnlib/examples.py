@@ -11,11 +11,16 @@ Q, K, V.
 ``ANIMAL_*``: the numbers that the "animal crossed the road" lesson quotes from its figure
 (which the text lacks): one query and one key, row 1 of the weight matrix, and the value
 entries that row 1 of the output combines.
+
+``saturation_data``, ``tiling_example``, ``MASKING_SENTENCE`` and ``masking_scores``: the seeded
+data of notebooks 04, 10 and 06 and of their labs (:mod:`attnlib.labs`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ._validation import check_int
 
 
 def _frozen(rows: list) -> np.ndarray:
@@ -59,3 +64,83 @@ ANIMAL_K1 = _frozen([1.1, 0.4])
 ANIMAL_WEIGHTS_ROW1 = _frozen([0.31, 0.26, 0.25, 0.18])
 #: The value entries (first column of V, tokens 1..4) that output row 1 combines, shape (4,).
 ANIMAL_V_COLUMN = _frozen([2.0, 0.5, 1.5, 0.0])
+
+#: The widest d_k of notebook 04's data: each query and key has this many coordinates.
+SATURATION_D = 1024
+
+
+def saturation_data(n_tokens: int = 8, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded queries and keys of notebook 04 and its lab: standard-normal, 1024 coordinates.
+
+    Parameters
+    ----------
+    n_tokens : int, default 8
+        Number of tokens T (queries and keys).
+    seed : int, default 0
+        Seed of ``np.random.default_rng``.
+
+    Returns
+    -------
+    queries, keys : ndarray, shape (T, 1024)
+    """
+    n_tokens = check_int(n_tokens, "n_tokens", minimum=2)
+    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
+    queries = rng.standard_normal((n_tokens, SATURATION_D))
+    keys = rng.standard_normal((n_tokens, SATURATION_D))
+    return queries, keys
+
+
+def tiling_example(
+    T: int = 12, d_k: int = 4, d_v: int = 2, seed: int = 8
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tiling lab's small example (notebook 10): seeded standard-normal Q, K and V.
+
+    ``rng = np.random.default_rng(seed)``; then ``Q``, ``K``, ``V`` in that order, each
+    ``rng.normal(size=...)``. With the default ``1/sqrt(d_k)`` scale the scores have a standard
+    deviation near 1.
+
+    Returns
+    -------
+    Q : ndarray, shape (T, d_k)
+    K : ndarray, shape (T, d_k)
+    V : ndarray, shape (T, d_v)
+    """
+    T, d_k, d_v = check_int(T, "T"), check_int(d_k, "d_k"), check_int(d_v, "d_v")
+    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
+    return rng.normal(size=(T, d_k)), rng.normal(size=(T, d_k)), rng.normal(size=(T, d_v))
+
+
+#: The example sentence of notebook 06, one token per word.
+MASKING_SENTENCE: tuple[str, ...] = (
+    "The",
+    "animal",
+    "crossed",
+    "the",
+    "road",
+    "because",
+    "it",
+    "was",
+    "tired",
+)
+
+
+def masking_scores(seed: int = 6, d_model: int = 8, d_k: int = 4) -> np.ndarray:
+    """Scaled scores ``Q K^T / sqrt(d_k)`` of :data:`MASKING_SENTENCE`, as notebook 06 makes them.
+
+    ``rng = np.random.default_rng(seed)``; ``X = rng.normal(size=(T, d_model))``; then
+    ``W_Q`` and ``W_K`` (in that order, each ``rng.normal(size=(d_model, d_k)) / sqrt(d_model)``);
+    ``Q = X W_Q``, ``K = X W_K``.
+
+    Returns
+    -------
+    ndarray, shape (T, T)
+        Row i holds query i's scores against every key; T = 9.
+    """
+    seed = check_int(seed, "seed", minimum=0)
+    d_model = check_int(d_model, "d_model")
+    d_k = check_int(d_k, "d_k")
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(len(MASKING_SENTENCE), d_model))
+    W_Q = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
+    W_K = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
+    return (X @ W_Q) @ (X @ W_K).T / np.sqrt(d_k)

@@ -16,15 +16,62 @@ Prints median and 90th percentile per frontend, size and input. Aim: median < 50
 90th percentile < 100 ms. The machine's load changes the figures: compare within one run.
 
 By default the moves start once the kernel has drawn ahead every frame one move away
-(:mod:`attnlib.widgets.predrawn`; the benchmark waits until no picture-sized message has reached
+(:mod:`attnlib.labs.ahead`; the benchmark waits until no picture-sized message has reached
 the page for 2 s and prints how long that took), where a lab is a few seconds after it appears.
 With ``--opening`` they start at once, while the frames are still being drawn and sent: a
 student's first moves.
 
 Under each figure: *kernel*, the median time of the lab's update in the kernel (the served
-notebook times ``Lab._update`` into a log file; it draws no picture for a state the browser
+notebook times ``Lab._draw`` into a log file; it draws no picture for a state the browser
 has), and how many pictures the kernel sent while the moves were made (frames drawn ahead
 included; the page notes every websocket message as it arrives).
+
+Measurements so far (moved here from the lab machinery's docstring)
+-------------------------------------------------------------------
+Felt latency. Once a browser shows a lab, the kernel draws ahead, between moves, every frame one
+move away (each value of each slider, toggle and checkbox, the other controls where they are) and
+the browser keeps them: a move to such a state shows its picture, caption and readouts at once,
+with no round trip (:mod:`attnlib.labs.ahead`). Measured in headless chromium on the 2-core
+machine (``benchmarks/lab_latency_in_browser.py``, 2026-12-01, gradient lab), from a key press or a
+drag to the new picture, JupyterLab and voila, notebook and present size: keys 4-9 ms median (90th
+percentile 7-51 ms), drags 6-20 ms (17-58 ms), against 35-95 ms medians before. Drawing ahead takes
+0.1-2 s of kernel time per lab after it appears, and again for the frames a move makes new (4 after
+a step of the gradient lab, 150 after a change of its d_k), a frame (~10 ms) at a time, so a move
+from the browser waits for at most one frame (or for one full redraw, ~0.2 s at worst, which comes
+last). A move to a state not drawn ahead (before its frame arrives) goes the way described next.
+
+A move that goes to the kernel: the browser coalesces a drag by itself: ipywidgets' message
+throttle keeps one change of a control in flight and holds back newer values until the kernel
+reports "idle" for it, then sends only the latest. The kernel says "idle" when its handler of the
+change returns. So a change that comes *from the browser* (the control's ``_property_lock`` holds
+the value, and the kernel's asyncio loop is running) is drawn just after that handler returns
+(``loop.call_soon``): the browser learns at once that the kernel has taken the value and sends the
+next one while this frame is drawn and travels, instead of one full round trip later. Measured in
+headless chromium (``benchmarks/lab_latency_in_browser.py``, 2026-11-30, a busy shared 2-core
+machine): present-size drags under voila went from 112-158 ms median to 56-106 ms (same-window
+comparisons with the old code); notebook-size drags and everything in JupyterLab changed less than
+the run-to-run noise. Several changes arriving before the scheduled redraw are drawn once, with the
+latest values. A change made by kernel code (a cell, a test, plain Python) redraws at once, so
+``lab.state`` and the picture follow it before the next line runs. (The earlier attempt deferred
+every change, kernel-made ones too; under voila its redraws stopped after the first one. This one
+is checked in chromium with JupyterLab and voila by ``tests/test_labs_in_browser.py`` and the
+latency benchmark.)
+
+Where that round trip's time goes (2026-12-01, quiet 2-core machine, before drawing ahead: the
+benchmark's breakdown, plus ``strace`` of the Jupyter server and of chromium's network process).
+The kernel's update takes 11-19 ms. The server relays each message within a millisecond of the
+kernel sending it. Then the picture's message waits in chromium before the page gets it: ~9 ms for
+present-size frames under voila, mostly 22-41 ms at notebook size and in JupyterLab. Chromium reads
+a websocket 1000 bytes at a time until the throughput it measures passes 1.2 MB/s
+(``net/websockets/websocket_basic_stream.cc``), and in that mode messages sat unread for ~30-40 ms
+on this machine. Present-size frames (~73 kB of JPEG, ~1.5 MB/s while dragging) keep voila in the
+131 kB-read mode; in JupyterLab, whose frames come slower, even they do not. Smaller frames did not
+help (a JPEG at notebook size, a quarter-height PNG: same latency); uncompressed 750 kB frames did
+(voila, notebook size: drags 87 -> 44 ms median) but would send 15 MB/s over a real network, so the
+labs don't. Ruled out as causes: TCP (with or without ``TCP_NODELAY`` on the server's sockets, the
+same), the page's JavaScript (it handles each message within 0.5 ms of chromium delivering it), the
+test driver's DevTools connection (a bare headless chromium, no DevTools, measured the same) and
+CPU for chromium (its network and renderer processes run at nice -15: the same).
 """
 
 from __future__ import annotations
@@ -45,26 +92,26 @@ sys.path.insert(0, str(ROOT / "tests"))
 import browser as bt  # noqa: E402  (the browser tests' server and page helpers)
 
 CELLS = [
-    "from attnlib.widgets import gradient_lab\n\ngradient_lab()",
+    "from attnlib.labs import gradient_lab\n\ngradient_lab()",
     "gradient_lab(present=True)",
 ]
 
 #: Run first in the served notebook: every ``Lab.update`` appends "start end" (ms, wall clock)
 #: to the log file named by {log!r}.
 TIME_UPDATES = """import time
-from attnlib.widgets import live
+from attnlib.labs.lab import Lab
 
-_update = live.Lab._update
+_draw = Lab._draw
 
 
-def _timed_update(self, redraw_sent):
+def _timed_update(self):
     start = 1000 * time.time()
-    _update(self, redraw_sent)
+    _draw(self)
     with open({log!r}, "a") as log:
         log.write(f"{{start}} {{1000 * time.time()}}\\n")
 
 
-live.Lab._update = _timed_update"""
+Lab._draw = _timed_update"""
 
 
 RECORD = """lab => {

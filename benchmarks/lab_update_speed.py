@@ -2,7 +2,7 @@
 
     python benchmarks/lab_update_speed.py [--repeats N] [--labs NAME ...]
 
-Every ``*_lab`` function in ``attnlib.widgets`` (its ``__all__`` and every submodule, so a new lab
+Every ``*_lab`` function in ``attnlib.labs`` (its ``__all__`` and every submodule, so a new lab
 is measured as soon as its module exists) is built once; then each of its controls is moved
 through its values programmatically, as a student dragging a slider would. One update is the
 control's callback plus the canvas draw plus encoding the PNG that goes to the browser.
@@ -38,19 +38,17 @@ from collections.abc import Callable, Iterator
 
 import ipywidgets as widgets
 
-import attnlib.widgets
-import attnlib.widgets.live as live
+import attnlib.labs
+import attnlib.labs.figure as figure
 
 
 def discover_labs() -> dict[str, Callable]:
-    """Every public ``*_lab`` function of attnlib.widgets and its submodules, by name."""
+    """Every public ``*_lab`` function of attnlib.labs and its submodules, by name."""
     labs = {
-        name: getattr(attnlib.widgets, name)
-        for name in attnlib.widgets.__all__
-        if name.endswith("_lab")
+        name: getattr(attnlib.labs, name) for name in attnlib.labs.__all__ if name.endswith("_lab")
     }
-    for info in pkgutil.iter_modules(attnlib.widgets.__path__):
-        module = importlib.import_module(f"attnlib.widgets.{info.name}")
+    for info in pkgutil.iter_modules(attnlib.labs.__path__):
+        module = importlib.import_module(f"attnlib.labs.{info.name}")
         for name, obj in inspect.getmembers(module, inspect.isfunction):
             if name.endswith("_lab") and not name.startswith("_"):
                 labs.setdefault(name, obj)
@@ -146,17 +144,17 @@ def main() -> int:
         n_moves = sum(1 for _ in moves(lab))
         time_updates(lab, 1)  # warm up caches and fonts
         shipped = time_updates(lab, args.repeats)
-        live.PNG_COMPRESS_LEVEL = 6
+        figure.PNG_COMPRESS_LEVEL = 6
         png6 = time_updates(lab, args.repeats)
-        live.PNG_COMPRESS_LEVEL = 1
-        original = lab.live.refresh
+        figure.PNG_COMPRESS_LEVEL = 1
+        original = lab.live.render
 
         def full_redraw(full=False, static_key=None, original=original):
-            original(full=True, static_key=static_key)
+            return original(full=True, static_key=static_key)
 
-        lab.live.refresh = full_redraw
+        lab.live.render = full_redraw
         full = time_updates(lab, args.repeats)
-        lab.live.refresh = original
+        lab.live.render = original
         naive = time_naive(lab, max(1, args.repeats // 2))
         big = make_lab(present=True)
         time_updates(big, 1)
@@ -167,7 +165,7 @@ def main() -> int:
         width, height = lab.live.canvas.get_width_height()
         print(
             f"{name}: {len(lab.controls)} controls, {n_moves} moves per pass,"
-            f" {width}x{height} px, {len(lab.live.image.value) / 1024:.0f} KiB per frame"
+            f" {width}x{height} px, {len(lab.picture.value) / 1024:.0f} KiB per frame"
         )
         print(
             f"  blit, png 1 (shipped) : {both(shipped)}, {1000 * max(shipped[0]):.1f} ms max wall"
@@ -178,7 +176,7 @@ def main() -> int:
         big_width, big_height = big.live.canvas.get_width_height()
         print(
             f"  present, jpeg (shipped): {both(present)}; {big_width}x{big_height} px,"
-            f" {len(big.live.image.value) / 1024:.0f} KiB per frame,"
+            f" {len(big.picture.value) / 1024:.0f} KiB per frame,"
             f" smallest text {big.smallest_text_px():.1f} px"
         )
         print(f"  present, png 1        : {both(present_png)}")

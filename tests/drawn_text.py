@@ -2,7 +2,7 @@
 
 A text is the rectangle its layout takes (rotated with it), in pixels of the rendered picture:
 every ``Text`` a full draw of the figure draws (tick labels, titles, legends, annotations) and
-every label of a :class:`attnlib.widgets.live.TextLabels`.
+every label of a :class:`attnlib.labs.text_labels.TextLabels`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.text import Text
 
 #: The smallest text a lab picture may have at notebook size, in pixels (present mode's floor is
-#: ``attnlib.widgets.live.PRESENT_MIN_TEXT_PX``, which ``Lab`` itself enforces).
+#: ``attnlib.labs.present.PRESENT_MIN_TEXT_PX``, which ``Lab`` itself enforces).
 NOTEBOOK_MIN_TEXT_PX = 9.5
 
 _CORNERS = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) / 2

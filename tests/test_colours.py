@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_rgb
 
+from attnlib.labs import saturation
+from attnlib.labs import tiling as tiles
 from attnlib.pictures import colours, head_sharing
-from attnlib.widgets import tiles
 
 #: Machado et al. (2009), Table 1 at severity 1.0, applied to linear RGB.
 DEFICIENCIES = {
@@ -73,6 +74,7 @@ GROUPS = {
     "the palette for labs (attnlib.pictures.colours)": colours.GROUP_COLOURS,
     "GQA lab: K/V head groups (head_sharing.group_colors)": head_sharing.group_colors(10),
     "tiling lab: query rows of a tile": tiles._ROW_COLOURS[: max(tiles.BLOCK_SIZES)],
+    "saturation lab: scaled, unscaled and largest bars": list(saturation.BAR_COLOURS.values()),
 }
 
 

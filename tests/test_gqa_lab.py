@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 
 from attnlib.heads import kv_head_index
 from attnlib.kv_cache import kv_cache_bytes
-from attnlib.widgets.heads import (
+from attnlib.labs.gqa import (
     HEAD_COUNTS,
     TOKEN_COUNTS,
     divisors,
@@ -41,12 +40,6 @@ def bar_widths(lab) -> dict[str, float]:
 
 
 # --- the controls -------------------------------------------------------------------------------
-
-
-def test_every_control_has_a_description(lab) -> None:
-    assert set(lab.controls) == {"n_heads", "n_kv_heads", "n_tokens"}
-    for name, control in lab.controls.items():
-        assert control.description, name
 
 
 def test_default_state_is_a_32_layer_gqa_model_with_a_1_gib_cache(lab) -> None:
@@ -132,21 +125,6 @@ def test_bars_show_mha_this_model_and_mqa_caches(lab) -> None:
     assert lab.view["sizes"].texts[1] == "512 MiB"
 
 
-def test_an_error_in_the_update_is_shown_not_swallowed(lab, monkeypatch) -> None:
-    from attnlib.widgets import heads
-
-    def broken(*args, **kwargs):
-        raise RuntimeError("deliberately broken for the test")
-
-    monkeypatch.setattr(heads, "gqa_numbers", broken)
-    lab.controls["n_tokens"].value = 1024
-    assert isinstance(lab.last_error, RuntimeError)
-    assert "deliberately broken" in "".join(out.get("text", "") for out in lab.errors.outputs)
-    monkeypatch.undo()
-    lab.controls["n_tokens"].value = 2048
-    assert lab.last_error is None
-
-
 # --- the pure functions -------------------------------------------------------------------------
 
 
@@ -198,7 +176,7 @@ def test_an_unoffered_head_count_or_context_raises_listing_the_choices() -> None
 @pytest.mark.parametrize("present", [False, True], ids=["notebook", "present"])
 def test_the_80_gb_line_cuts_no_size_label(present: bool) -> None:
     # MHA caches of 16 to 96 GiB: bars that end just left (or right) of the line.
-    from attnlib.widgets.heads import _ACCELERATOR
+    from attnlib.labs.gqa import _ACCELERATOR
 
     lab = gqa_lab(present=present)
     sizes = lab.view["sizes"]
@@ -214,26 +192,3 @@ def test_the_80_gb_line_cuts_no_size_label(present: bool) -> None:
             extents = path.get_extents()
             left, right = x + extents.x0 * points_to_pixels, x + extents.x1 * points_to_pixels
             assert not left - 2 < line_x < right + 2, (n_heads, text)
-
-
-def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:
-    assert lab.smallest_text_px() >= NOTEBOOK_MIN_TEXT_PX
-
-
-@pytest.fixture(scope="module", params=[False, True], ids=["notebook", "present"])
-def sized_lab(request):
-    return gqa_lab(present=request.param)
-
-
-@pytest.mark.parametrize(
-    ("n_heads", "n_tokens"),
-    [(1, TOKEN_COUNTS[0]), (24, TOKEN_COUNTS[-1]), (HEAD_COUNTS[-1], TOKEN_COUNTS[-1])],
-    ids=["smallest", "moved-right-of-80-GB", "largest"],
-)
-def test_no_text_covers_another_or_leaves_the_picture(sized_lab, n_heads, n_tokens) -> None:
-    # the size labels move with the bars: the shortest bars, labels the 80 GB line would cut
-    # (moved right of it, above the line's own label), the longest bar
-    sized_lab.controls["n_tokens"].value = n_tokens
-    sized_lab.controls["n_heads"].value = n_heads
-    sized_lab.controls["n_kv_heads"].value = n_heads
-    assert text_faults(sized_lab) == []

@@ -8,12 +8,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import attnlib.widgets
+import attnlib.labs
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 DECK = nbformat.read(NOTEBOOKS / "lab_slides.ipynb", as_version=4)
 BENCH = nbformat.read(NOTEBOOKS / "lab_bench.ipynb", as_version=4).cells
-LABS = [name for name in attnlib.widgets.__all__ if name.endswith("_lab")]
+LABS = [name for name in attnlib.labs.__all__ if name.endswith("_lab")]
 
 
 def slide_type(cell) -> str:

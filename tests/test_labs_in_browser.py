@@ -2,7 +2,7 @@
 
 * The lab bench (``notebooks/lab_bench.ipynb``, every lab at presenting size) served by voila
   exactly as README's instructor section says (its kernel run ahead): every lab of
-  ``attnlib.widgets.__all__`` shows; its picture is at projector size (at least 1280 px wide,
+  ``attnlib.labs.__all__`` shows; its picture is at projector size (at least 1280 px wide,
   shown 1:1 in a 1920 x 1080 window), its control text at least 14 pt (18.7 px) and its slider
   handles at least 24 px; every control (toggle buttons, sliders by arrow keys, checkboxes,
   dropdowns) changes the picture; no error. The median arrow-key latency is printed;
@@ -58,7 +58,7 @@ from browser import (
     wait_until_serving,
 )
 
-import attnlib.widgets
+import attnlib.labs
 
 #: The notebook checked as a student sees it in JupyterLab (every lab is checked in the bench).
 STUDENT_NOTEBOOK = ROOT / "notebooks" / "06_masking.ipynb"
@@ -280,7 +280,7 @@ def test_lab_bench_under_voila_every_lab_at_present_size_and_every_control_moves
     with open_page(servers["browser"], "lab_bench", 1920, 1080) as (page, errors):
         page.goto(servers["voila"], timeout=60_000)
         labs = page.locator(".attnlib-present")
-        expected = [n for n in attnlib.widgets.__all__ if n.endswith("_lab")]
+        expected = [n for n in attnlib.labs.__all__ if n.endswith("_lab")]
         labs.nth(len(expected) - 1).locator("img").wait_for(timeout=60_000)
         assert labs.count() == len(expected), f"{labs.count()} labs shown, {len(expected)} exist"
         servers["bench accessibility"] = scan(page)  # judged by the next test
@@ -300,7 +300,7 @@ def test_lab_bench_under_voila_every_lab_at_present_size_and_every_control_moves
             lab.screenshot(path=ARTIFACTS / f"lab_bench-{i}.png")
             if not shows_no_error(lab):
                 faults.append(f"lab {i} shows an error")
-        # Frames drawn ahead (attnlib.widgets.predrawn): once they have arrived, a step of the
+        # Frames drawn ahead (attnlib.labs.ahead): once they have arrived, a step of the
         # gradient lab shows its picture with no picture from the kernel.
         gradient = labs.filter(has_text="Training a retrieval head")
         settle(page)

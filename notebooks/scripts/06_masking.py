@@ -458,7 +458,7 @@ print(
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from attnlib.widgets import masking_lab
+from attnlib.labs import masking_lab
 
 masking_lab(scores, tokens)
 

@@ -361,7 +361,7 @@ print(
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from attnlib.widgets.heads import gqa_lab
+from attnlib.labs import gqa_lab
 
 gqa_lab()
 

@@ -575,7 +575,7 @@ print(f"largest angle at L' = {L_long}, interpolated:         {interpolated.max(
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from attnlib.widgets.positions import positions_lab
+from attnlib.labs import positions_lab
 
 positions_lab()
 

@@ -175,7 +175,7 @@ print(f"weights of one layer, {n_heads} heads, T = {T:,}: {n_heads * T * T * 4 /
 # the plane), the same numbers the lab at the end uses. We follow query 9, in blocks of 4 keys.
 
 # %%
-from attnlib.widgets.tiles import tiling_example
+from attnlib.examples import tiling_example
 
 SEED = 8
 T, d_k, d_v, block = 12, 4, 2, 4
@@ -541,7 +541,7 @@ for N in (1024, 8192, 131072):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from attnlib.widgets.tiles import tiling_lab
+from attnlib.labs import tiling_lab
 
 tiling_lab(Q, K, V)
 

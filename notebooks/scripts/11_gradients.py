@@ -721,7 +721,7 @@ print(
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from attnlib.widgets.gradients import gradient_lab
+from attnlib.labs import gradient_lab
 
 gradient_lab()
 

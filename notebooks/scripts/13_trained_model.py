@@ -670,7 +670,7 @@ for i, s in enumerate(sentences):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from attnlib.widgets.trained_model import trained_attention_lab
+from attnlib.labs import trained_attention_lab
 
 trained_attention_lab(model, tired, layer=int(switch_head[0]), head=int(switch_head[1]))
 

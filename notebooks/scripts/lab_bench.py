@@ -37,10 +37,11 @@
 # %%
 from IPython.display import HTML
 
-from attnlib.widgets import (
+from attnlib.labs import (
     gqa_lab,
     gradient_lab,
     masking_lab,
+    positions_lab,
     saturation_lab,
     tiling_lab,
     trained_attention_lab,
@@ -134,7 +135,37 @@ masking_lab(present=True)
 gqa_lab(present=True)
 
 # %% [markdown]
-# ## 4. Tiled attention and the online softmax (notebook 10)
+# ## 4. Word order: positions in the score (notebook 09)
+#
+# **Ask.** "Attention alone cannot tell 'dog bites man' from 'man bites dog'. How do models put
+# the order back?"
+#
+# **Drag, in order.**
+# 1. Scheme "none", then drag the offset $i - j$. *Predict:* does the score of "bites" against
+#    "dog" change when the two words move apart?
+# 2. Scheme "RoPE", and drag the offset again. *Predict:* does the score now depend on how far
+#    apart the two words are?
+# 3. Still RoPE, lower the frequency base. *Predict:* does the curve wiggle faster or slower?
+# 4. Scheme "ALiBi", then step through the heads. *Predict:* which head looks only at close
+#    neighbours?
+#
+# **Notice.** Without positions the curve is flat: the score ignores the offset, and the two
+# "the"s of the sentence get identical rows. RoPE turns $q$ and $k$ by angles proportional to
+# their positions, so their score depends on the content and on $i - j$ only; a smaller base
+# turns every pair faster. ALiBi subtracts $m_h\,|i - j|$ from the score: a straight penalty,
+# steep for the first head and nearly flat for the last.
+#
+# **Likely question.** "Which one do real models use?" Most recent decoders rotate their queries
+# and keys (RoPE); the trained model of notebook 13, like BERT, learned a table of 512
+# positions and can read no further; ALiBi was designed to run past the length it was trained
+# on.
+
+# %%
+# NBVAL_SKIP
+positions_lab(present=True)
+
+# %% [markdown]
+# ## 5. Tiled attention and the online softmax (notebook 10)
 #
 # **Ask.** "Can we compute attention without ever storing the whole $T \times T$ score matrix?"
 #
@@ -158,7 +189,7 @@ gqa_lab(present=True)
 tiling_lab(present=True)
 
 # %% [markdown]
-# ## 5. Training with and without the scale (notebook 11)
+# ## 6. Training with and without the scale (notebook 11)
 #
 # **Ask.** "Saturation makes the gradient small. Does that really stop a model from learning?"
 #
@@ -182,7 +213,7 @@ tiling_lab(present=True)
 gradient_lab(present=True)
 
 # %% [markdown]
-# ## 6. Attention in a trained model (notebook 13)
+# ## 7. Attention in a trained model (notebook 13)
 #
 # **Ask.** "Does a real model's attention look like our toy examples?"
 #

@@ -13,7 +13,7 @@ The numbers come from :func:`gqa_numbers`, a plain function; :func:`update_gqa_v
 on the figure's artists in place, and :func:`gqa_caption` writes the two lines of text above the
 picture (text in the page, not in the picture, so that no glyph is rendered per frame). All run
 without a browser, which is how the tests drive the
-lab. The live figure is the shared machinery of :mod:`attnlib.widgets.live`.
+lab. The live figure is the shared machinery of :mod:`attnlib.labs.lab`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ from .._validation import check_int
 from ..heads import attention_kind, kv_head_index
 from ..kv_cache import kv_cache_bytes
 from ..pictures.head_sharing import group_colors, sharing_layout
-from .live import Lab, TextLabels, slider_style
+from .controls import slider_style
+from .lab import Lab
+from .text_labels import TextLabels
 
 __all__ = [
     "HEAD_COUNTS",
@@ -261,11 +263,11 @@ def gqa_lab(
         Context length shown first; one of :data:`TOKEN_COUNTS`.
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.widgets.live`).
+        14 pt, large controls (see :mod:`attnlib.labs.present`).
 
     Returns
     -------
-    attnlib.widgets.live.Lab
+    attnlib.labs.lab.Lab
         An ipywidgets VBox: controls ``n_heads``, ``n_kv_heads``, ``n_tokens``; ``lab.state``
         holds the numbers on show (see :func:`update_gqa_view`), ``lab.caption`` their two
         lines of text.

@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._validation import check_int
-from .live import Lab
+from .lab import Lab
 
 __all__ = [
     "LABEL_CHARS",
@@ -304,11 +304,11 @@ def trained_attention_lab(
         (position 1 if the sentence has none, or if None).
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.widgets.live`).
+        14 pt, large controls (see :mod:`attnlib.labs.present`).
 
     Returns
     -------
-    attnlib.widgets.live.Lab
+    attnlib.labs.lab.Lab
         Controls ``sentence`` (a text box: type, then Enter), ``layer``, ``head``, ``token``;
         ``lab.state`` holds the numbers on show (see :func:`update_trained_view`) and
         ``lab.cache`` the encoded sentences.

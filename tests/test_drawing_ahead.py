@@ -1,6 +1,6 @@
-"""Frames drawn ahead (attnlib.widgets.predrawn): what a lab sends a browser that said "hello".
+"""Frames drawn ahead (attnlib.labs.ahead): what a lab sends a browser that said "hello".
 
-The browser half (predrawn.js) is checked in chromium by tests/test_labs_in_browser.py: there a
+The browser half (frames.js) is checked in chromium by tests/test_labs_in_browser.py: there a
 move to a state drawn ahead shows its picture with no picture from the kernel.
 """
 
@@ -10,53 +10,21 @@ import asyncio
 import json
 
 import ipywidgets as widgets
-import numpy as np
 import pytest
+from lab_factories import LAB_NAMES, make_lab, record_frames
 
-from attnlib.softmax import softmax
-from attnlib.widgets import (
-    gqa_lab,
-    gradient_lab,
-    masking_lab,
-    saturation_lab,
-    tiling_lab,
-    trained_attention_lab,
-)
-from attnlib.widgets.gradients import D_K_OPTIONS, LAB_STEPS
-from attnlib.widgets.live import Lab
-from attnlib.widgets.predrawn import detached_copy, position, reachable, state_key
+from attnlib.labs import gradient_lab, saturation_lab
+from attnlib.labs.gradient import D_K_OPTIONS, LAB_STEPS
+from attnlib.labs.lab import Lab
+from attnlib.labs.states import detached_copy, position, reachable, state_key
+
+LABS = {name: (lambda name=name: make_lab(name)) for name in LAB_NAMES}
+LABS["gradient_lab"] = lambda: gradient_lab(d_k=16, scaled=False, step=5)
 
 
-class StandInModel:
-    """The trained-model lab's model, replaced: tokens split on spaces, seeded weights."""
-
-    def attention(self, sentence: str) -> tuple[list[str], np.ndarray]:
-        tokens = ["[CLS]", *sentence.lower().split(), "[SEP]"]
-        T = len(tokens)
-        rng = np.random.default_rng(len(sentence))
-        return tokens, softmax(rng.normal(size=(2, 3, T, T)), axis=-1)
-
-
-LABS = {
-    "gradient_lab": lambda: gradient_lab(d_k=16, scaled=False, step=5),
-    "gqa_lab": gqa_lab,
-    "masking_lab": masking_lab,
-    "saturation_lab": saturation_lab,
-    "tiling_lab": tiling_lab,
-    "trained_attention_lab": lambda: trained_attention_lab(StandInModel(), "it was late"),
-}
-
-
-def say_hello(lab: Lab) -> dict[tuple[str, ...], tuple[bytes, str, dict]]:
+def say_hello(lab: Lab) -> dict:
     """What the lab sends a browser that says "hello", by keys (no loop runs: sent at once)."""
-    sent = {}
-
-    def record(keys, picture, caption, readouts):
-        sent[tuple(keys)] = (picture, caption, dict(readouts))
-
-    lab.predrawn.send_frame = record
-    lab.predrawn._handle_custom_msg({"type": "hello"}, [])
-    return sent
+    return record_frames(lab)
 
 
 @pytest.fixture(scope="module")
@@ -71,12 +39,6 @@ def greeted_lab(greeted: dict, name: str) -> tuple[Lab, dict]:
         lab = LABS[name]()
         greeted[name] = lab, say_hello(lab)
     return greeted[name]
-
-
-def test_the_labs_here_are_every_lab_of_the_collection() -> None:
-    import attnlib.widgets
-
-    assert sorted(LABS) == sorted(n for n in attnlib.widgets.__all__ if n.endswith("_lab"))
 
 
 # --- state keys ---------------------------------------------------------------------------------
@@ -145,28 +107,6 @@ def test_frames_that_need_a_full_draw_come_after_every_cheaper_one(greeted) -> N
     assert min(new_d_k) == len(keys) - len(new_d_k)  # the other d_k (new backgrounds) last
 
 
-@pytest.mark.parametrize("name", sorted(LABS))
-def test_a_frame_drawn_ahead_is_what_the_lab_shows_when_moved_there(greeted, name: str) -> None:
-    lab, sent = greeted_lab(greeted, name)
-    assert len(sent) > 1
-    start = {n: c.value for n, c in lab.controls.items()}
-    here = json.loads(lab._state_key())
-    checked = list(sent)[1::3][:8]  # a sample over every control drawn ahead
-    for keys in checked:
-        # the key before any control follows the move differs in the moved control only
-        (moved,) = [i for i, (a, b) in enumerate(zip(here, json.loads(keys[0]))) if a != b]
-        control = list(lab.controls.values())[moved]
-        (value,) = [v for place, v in reachable(control) if place == json.loads(keys[0])[moved]]
-        control.value = value
-        assert lab._state_key() == keys[-1], f"{name}: where moving {control.description} led"
-        picture, caption, readouts = sent[keys]
-        assert picture == lab.live.image.value, f"{name}: the picture of {keys}"
-        assert caption == lab.caption.value, f"{name}: the caption of {keys}"
-        assert readouts == {n: r.value for n, r in lab.readouts.items()}, keys
-        for control_name, value in start.items():  # back, for the next key
-            lab.controls[control_name].value = value
-
-
 def test_a_move_that_renames_options_is_drawn_ahead_under_both_keys(greeted) -> None:
     lab, sent = greeted_lab(greeted, "masking_lab")
     renamed = [keys for keys in sent if len(keys) == 2]
@@ -177,11 +117,10 @@ def test_a_move_that_renames_options_is_drawn_ahead_under_both_keys(greeted) -> 
 
 def test_drawing_ahead_leaves_the_lab_on_its_state() -> None:
     lab = saturation_lab()
-    state, picture = lab.state, lab.live.image.value
+    values, picture = lab.values(), lab.picture.value
     say_hello(lab)
-    assert lab.state is state and lab.live.image.value == picture
-    lab.live.refresh()
-    assert lab.live.image.value == picture  # the view was put back on the current state
+    assert lab.values() == values
+    assert lab.live.render() == picture  # the view was put back on the current state
 
 
 def test_a_move_that_sync_controls_or_update_view_refuses_is_not_drawn_ahead() -> None:
@@ -217,42 +156,43 @@ def browser_moves(lab: Lab, name: str, value) -> None:
     asyncio.run(move())
 
 
-def test_a_move_from_the_browser_to_a_state_it_has_draws_no_frame() -> None:
+def sends_after(lab: Lab) -> list[tuple[str, ...]]:
+    """Record the keys of every frame the lab sends from now on."""
+    sent: list[tuple[str, ...]] = []
+    lab.store.send_frame = lambda keys, frame, drop=(): sent.append(tuple(keys))
+    return sent
+
+
+def test_a_move_from_the_browser_to_a_state_it_holds_sends_no_frame_of_it() -> None:
     lab = saturation_lab(query=2)
     say_hello(lab)
-    frames = lab.live.frames
+    sent = sends_after(lab)
     browser_moves(lab, "query", 3)
-    assert lab.live.frames == frames  # the browser shows the frame it has
     assert lab.state["query"] == 3
-    assert lab.readouts["query"].value == "3"
+    assert all(lab.state_key() not in keys for keys in sent)  # the browser shows its own
 
 
-def test_a_move_from_the_browser_to_a_state_it_lacks_is_drawn() -> None:
+def test_a_move_from_the_browser_to_a_state_it_lacks_sends_that_frame_first() -> None:
     lab = saturation_lab(query=2)
     say_hello(lab)
-    lab.sent.pop(lab._state_key().replace(",2]", ",3]"))  # as if the browser dropped it
-    frames = lab.live.frames
+    lab.ahead.sent.pop(lab.state_key().replace(",2]", ",3]"))  # as if never sent
+    sent = sends_after(lab)
     browser_moves(lab, "query", 3)
-    assert lab.live.frames == frames + 1
+    assert sent[0] == (lab.state_key(),)
 
 
-def test_want_of_the_current_state_draws_it_and_sends_its_frame_again() -> None:
-    lab = saturation_lab(query=2)
-    say_hello(lab)
-    browser_moves(lab, "query", 3)  # drawn ahead: the kernel drew no frame of it
-    frames, key = lab.live.frames, lab._state_key()
-    sent_again = []
-    lab.predrawn.send_frame = lambda key, *frame: sent_again.append(key)
-    lab.predrawn._handle_custom_msg({"type": "want", "key": key}, [])
-    assert lab.live.frames == frames + 1
-    assert sent_again[0] == (key,)
+def test_the_kernel_tells_the_browser_which_frames_to_drop_so_its_record_is_exact() -> None:
+    lab = saturation_lab()
+    browser: set[str] = set()  # the keys a browser's store holds, applying every message
 
+    def store(keys, frame, drop=()):
+        browser.difference_update(drop)
+        browser.update(keys)
 
-def test_want_of_another_state_only_forgets_its_frame() -> None:
-    lab = saturation_lab(query=2)
-    say_hello(lab)
-    other = lab._state_key().replace(",2]", ",4]")
-    frames = lab.live.frames
-    lab.predrawn._handle_custom_msg({"type": "want", "key": other}, [])
-    assert other not in lab.sent
-    assert lab.live.frames == frames
+    lab.store.send_frame = store
+    lab.store.receive({"type": "hello"})
+    lab.ahead.capacity = len(lab.ahead.sent) - 5
+    for scaled in (True, False, True):
+        lab.controls["scaled"].value = scaled  # new frames to send, old ones to drop
+    assert browser == set(lab.ahead.sent)
+    assert len(browser) == lab.ahead.capacity

@@ -24,7 +24,8 @@ from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation
 
 from .._validation import check_int
 from ..retrieval import retrieval_problem, train_retrieval
-from .live import Lab, slider_style
+from .controls import slider_style
+from .lab import Lab
 
 __all__ = [
     "D_K_OPTIONS",
@@ -256,7 +257,7 @@ def gradient_lab(
         Seed of the task and the starting projections (see :func:`training_runs`).
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.widgets.live`).
+        14 pt, large controls (see :mod:`attnlib.labs.present`).
 
     Returns
     -------

@@ -19,9 +19,12 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 from .._validation import as_float_array, check_int
+from ..examples import SATURATION_D, saturation_data
+from ..pictures.colours import GROUP_COLOURS
 from ..saturation import entropy, softmax_jacobian_norm
 from ..softmax import softmax
-from .live import Lab, slider_style
+from .controls import slider_style
+from .lab import Lab
 
 __all__ = [
     "D_K_OPTIONS",
@@ -36,28 +39,6 @@ CAPTION_SEPARATOR = "\u2003\u2003"
 
 #: The d_k slider's positions: powers of two from 1 to 1024 (log steps).
 D_K_OPTIONS: tuple[int, ...] = tuple(2**i for i in range(11))
-_MAX_D = D_K_OPTIONS[-1]
-
-
-def saturation_data(n_tokens: int = 8, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded queries and keys for the lab: standard-normal entries, 1024 coordinates each.
-
-    Parameters
-    ----------
-    n_tokens : int, default 8
-        Number of tokens T (queries and keys).
-    seed : int, default 0
-        Seed of ``np.random.default_rng``.
-
-    Returns
-    -------
-    queries, keys : ndarray, shape (T, 1024)
-    """
-    n_tokens = check_int(n_tokens, "n_tokens", minimum=2)
-    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
-    queries = rng.standard_normal((n_tokens, _MAX_D))
-    keys = rng.standard_normal((n_tokens, _MAX_D))
-    return queries, keys
 
 
 def saturation_state(
@@ -139,11 +120,23 @@ def _jacobian_floor(queries: np.ndarray, keys: np.ndarray) -> float:
     return float(10.0 ** (np.floor(np.log10(smallest)) - 1))
 
 
+#: The bars' colours (colour-blind-safe, attnlib.pictures.colours): scaled, unscaled, and the
+#: largest weight, which is also hatched and outlined, so that colour is not its only cue.
+BAR_COLOURS = {
+    "scaled": GROUP_COLOURS[0],
+    "unscaled": GROUP_COLOURS[1],
+    "largest": GROUP_COLOURS[2],
+}
+LARGEST_HATCH = "//"
+
+
 def _make_view(n_tokens: int, jacobian_floor: float):
     def make_view(fig: Figure):
         ax_w, ax_h, ax_j = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.1, 1, 1]})
         fig.subplots_adjust(left=0.06, right=0.975, bottom=0.17, top=0.88, wspace=0.32)
-        bars = ax_w.bar(range(n_tokens), np.full(n_tokens, 1 / n_tokens), color="tab:blue")
+        bars = ax_w.bar(
+            range(n_tokens), np.full(n_tokens, 1 / n_tokens), color=BAR_COLOURS["scaled"]
+        )
         ax_w.set_ylim(0, 1.05)
         ax_w.set_xticks(range(n_tokens))
         ax_w.set_xlabel("key j")
@@ -158,12 +151,16 @@ def _make_view(n_tokens: int, jacobian_floor: float):
         )
         for ax, key, title in panels:
             ax.set_xscale("log", base=2)
-            ax.set_xlim(0.8, _MAX_D * 1.25)
+            ax.set_xlim(0.8, SATURATION_D * 1.25)
             ax.set_xticks(D_K_OPTIONS[::2], [str(d) for d in D_K_OPTIONS[::2]])
             ax.set_xlabel("$d_k$")
             ax.set_title(title, fontsize=10)
-            (scaled_line,) = ax.plot([], [], "-o", ms=3, color="tab:blue", label="scaled")
-            (raw_line,) = ax.plot([], [], "--o", ms=3, color="tab:orange", label="unscaled")
+            (scaled_line,) = ax.plot(
+                [], [], "-o", ms=3, color=BAR_COLOURS["scaled"], label="scaled"
+            )
+            (raw_line,) = ax.plot(
+                [], [], "--o", ms=3, color=BAR_COLOURS["unscaled"], label="unscaled"
+            )
             (marker,) = ax.plot([], [], "o", ms=10, mfc="none", mec="black", mew=1.5)
             view[key] = (scaled_line, raw_line, marker)
             # The curves change with the query only, but drawing two 11-point lines costs well
@@ -211,7 +208,12 @@ def _update_view(queries: np.ndarray, keys: np.ndarray):
         top = int(np.argmax(state["weights"]))
         for j, (bar, p) in enumerate(zip(view["bars"], state["weights"])):
             bar.set_height(p)
-            bar.set_color("tab:red" if j == top else ("tab:blue" if scaled else "tab:orange"))
+            largest = j == top
+            bar.set_facecolor(
+                BAR_COLOURS["largest" if largest else ("scaled" if scaled else "unscaled")]
+            )
+            bar.set_hatch(LARGEST_HATCH if largest else "")
+            bar.set_edgecolor("black" if largest else "none")
         curves = state["curves"]
         index = int(np.flatnonzero(curves["d_ks"] == d_k)[0]) if d_k in curves["d_ks"] else None
         for key in ("entropy", "jacobian"):
@@ -249,7 +251,7 @@ def saturation_lab(
         Seed of the queries and keys (see :func:`saturation_data`).
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.widgets.live`).
+        14 pt, large controls (see :mod:`attnlib.labs.present`).
 
     Returns
     -------

@@ -30,9 +30,11 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_int
 from ..attention import check_qkv, scaled_dot_product_attention
+from ..examples import tiling_example
 from ..masks import causal_mask
+from ..pictures.colours import GROUP_COLOURS
 from ..tiled import TileStep, tiled_attention_steps
-from .live import Lab
+from .lab import Lab
 
 __all__ = [
     "BLOCK_SIZES",
@@ -61,27 +63,8 @@ _LABEL_PLACES = (
 #: The font size of every text in the picture, in points: 10 px at the notebook size's 72 pixels
 #: per inch (7 px, the size before, did not read); 19 px at present size (above its 18.7 floor).
 _SMALL = 10
-_ROW_COLOURS = np.array([to_rgba(c) for c in colormaps["tab10"].colors])
-
-
-def tiling_example(
-    T: int = 12, d_k: int = 4, d_v: int = 2, seed: int = 8
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The lab's small example: seeded standard-normal Q, K and V.
-
-    ``rng = np.random.default_rng(seed)``; then ``Q``, ``K``, ``V`` in that order, each
-    ``rng.normal(size=...)``. With the default ``1/sqrt(d_k)`` scale the scores have a standard
-    deviation near 1.
-
-    Returns
-    -------
-    Q : ndarray, shape (T, d_k)
-    K : ndarray, shape (T, d_k)
-    V : ndarray, shape (T, d_v)
-    """
-    T, d_k, d_v = check_int(T, "T"), check_int(d_k, "d_k"), check_int(d_v, "d_v")
-    rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
-    return rng.normal(size=(T, d_k)), rng.normal(size=(T, d_k)), rng.normal(size=(T, d_v))
+#: One colour per query row of a tile: the colour-blind-safe sequence of attnlib.pictures.colours.
+_ROW_COLOURS = np.array([to_rgba(c) for c in GROUP_COLOURS])
 
 
 def _check_lab_qkv(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[np.ndarray, ...]:
@@ -480,11 +463,11 @@ def tiling_lab(
     causal : bool, default False
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.widgets.live`).
+        14 pt, large controls (see :mod:`attnlib.labs.present`).
 
     Returns
     -------
-    attnlib.widgets.live.Lab
+    attnlib.labs.lab.Lab
         Controls ``block_size`` (buttons), ``step`` (slider, its maximum follows the number of
         tiles) and ``causal`` (checkbox); ``lab.state`` is :func:`update_tiling_view`'s result.
     """

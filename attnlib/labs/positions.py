@@ -30,7 +30,7 @@ from matplotlib.patches import Rectangle
 from .._validation import check_int
 from ..positions import SCHEMES, alibi_slopes, positioned_scores, relative_scores
 from ..softmax import softmax
-from .live import Lab
+from .lab import Lab
 
 __all__ = [
     "BASES",
@@ -243,11 +243,11 @@ def positions_lab(
     head : int, default 1
         The ALiBi head, 1 (slope 1/2) to 8 (slope 1/256).
     present : bool, default False
-        Projector size (see :mod:`attnlib.widgets.live`).
+        Projector size (see :mod:`attnlib.labs.present`).
 
     Returns
     -------
-    attnlib.widgets.live.Lab
+    attnlib.labs.lab.Lab
         Controls ``scheme``, ``offset``, ``base``, ``head``; ``lab.state`` holds the numbers on
         show (see :func:`positions_state`).
     """

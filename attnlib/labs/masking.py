@@ -12,7 +12,7 @@ row no longer sums to 1, and changing a future key would change the past.
 
 The numbers come from :func:`masking_weights`, a plain function; :func:`update_masking_view`
 puts them on the figure's artists in place. Both run without a browser, which is how the tests
-drive the lab. The live figure is the shared machinery of :mod:`attnlib.widgets.live`.
+drive the lab. The live figure is the shared machinery of :mod:`attnlib.labs.lab`.
 """
 
 from __future__ import annotations
@@ -31,9 +31,12 @@ from matplotlib.patches import Rectangle
 from numpy.typing import ArrayLike
 
 from .._validation import as_float_array, check_finite, check_int
+from ..examples import MASKING_SENTENCE as SENTENCE
+from ..examples import masking_scores as sentence_scores
 from ..masks import causal_mask, padding_mask
 from ..softmax import softmax
-from .live import Lab, TextLabels
+from .lab import Lab
+from .text_labels import TextLabels
 
 __all__ = [
     "MASK_TYPES",
@@ -57,46 +60,11 @@ MASK_TYPES: tuple[str, ...] = ("none", "causal", WRONG, "padding", "causal + pad
 #: The label of a padded position.
 PAD = "<pad>"
 
-#: The example sentence of notebook 06, one token per word.
-SENTENCE: tuple[str, ...] = (
-    "The",
-    "animal",
-    "crossed",
-    "the",
-    "road",
-    "because",
-    "it",
-    "was",
-    "tired",
-)
-
 _ALLOWED = "#1f77b4"
 _WRONG_KEPT = "#d62728"
 _MASKED = "#c7c7c7"
 _MASKED_RGBA = (0.78, 0.78, 0.78, 1.0)
 _CMAP = colormaps["Blues"]
-
-
-def sentence_scores(seed: int = 6, d_model: int = 8, d_k: int = 4) -> np.ndarray:
-    """Scaled scores ``Q K^T / sqrt(d_k)`` of :data:`SENTENCE`, made as notebook 06 makes them.
-
-    ``rng = np.random.default_rng(seed)``; ``X = rng.normal(size=(T, d_model))``; then
-    ``W_Q`` and ``W_K`` (in that order, each ``rng.normal(size=(d_model, d_k)) / sqrt(d_model)``);
-    ``Q = X W_Q``, ``K = X W_K``.
-
-    Returns
-    -------
-    ndarray, shape (T, T)
-        Row i holds query i's scores against every key; T = 9.
-    """
-    seed = check_int(seed, "seed", minimum=0)
-    d_model = check_int(d_model, "d_model")
-    d_k = check_int(d_k, "d_k")
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(len(SENTENCE), d_model))
-    W_Q = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
-    W_K = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
-    return (X @ W_Q) @ (X @ W_K).T / np.sqrt(d_k)
 
 
 def _check_scores(scores: ArrayLike) -> np.ndarray:
@@ -392,11 +360,11 @@ def masking_lab(
         The first padding length (used by the padding types; the slider is disabled otherwise).
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.widgets.live`).
+        14 pt, large controls (see :mod:`attnlib.labs.present`).
 
     Returns
     -------
-    attnlib.widgets.live.Lab
+    attnlib.labs.lab.Lab
         An ipywidgets VBox: controls ``query``, ``mask_type``, ``length``; ``lab.state`` holds
         the numbers on show (see :func:`update_masking_view`), ``lab.caption`` their two lines.
     """

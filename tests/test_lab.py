@@ -1,4 +1,5 @@
-"""attnlib.widgets.live: the lab machinery, driven without a browser."""
+"""attnlib.labs.lab and the machinery it uses (figure, encoders, controls, present mode),
+driven without a browser."""
 
 from __future__ import annotations
 
@@ -6,15 +7,21 @@ import asyncio
 import base64
 import inspect
 import io
+import json
+import threading
 
 import ipywidgets as widgets
 import numpy as np
 import pytest
+from lab_factories import make_lab, record_frames
 from PIL import Image
 
-import attnlib.widgets
-import attnlib.widgets.live as live
-from attnlib.widgets.live import Lab, LiveFigure, TextLabels, encode_png
+import attnlib.labs
+import attnlib.labs.present as present
+from attnlib.labs.encoders import encode_jpeg, encode_png
+from attnlib.labs.figure import LiveFigure
+from attnlib.labs.lab import Lab
+from attnlib.labs.text_labels import TextLabels
 
 X = np.linspace(0, 1, 5)
 
@@ -58,16 +65,16 @@ def test_lab_draws_its_default_state_on_creation() -> None:
     lab = example_lab()
     assert lab.live.frames == 1
     assert np.allclose(lab.state["y"], X)
-    assert pixels(lab.live.image.value).shape == (100, 200, 3)
+    assert pixels(lab.picture.value).shape == (100, 200, 3)
 
 
 def test_moving_a_control_updates_state_and_picture() -> None:
     lab = example_lab()
-    before = lab.live.image.value
+    before = lab.picture.value
     lab.controls["shifted"].value = True
     assert np.allclose(lab.state["y"], X + 0.5)
     assert lab.live.frames == 2
-    assert not np.array_equal(pixels(before), pixels(lab.live.image.value))
+    assert not np.array_equal(pixels(before), pixels(lab.picture.value))
 
 
 def test_update_changes_artists_in_place_never_rebuilds_the_figure() -> None:
@@ -83,19 +90,26 @@ def test_partial_redraw_gives_the_same_pixels_as_a_full_redraw() -> None:
     lab = example_lab()
     lab.controls["slope"].value = 0.7
     lab.controls["shifted"].value = True
-    blitted = pixels(lab.live.image.value)
-    lab.live.refresh(full=True)
-    assert np.array_equal(blitted, pixels(lab.live.image.value))
+    blitted = pixels(lab.picture.value)
+    assert np.array_equal(blitted, pixels(lab.live.render(full=True)))
 
 
 def test_an_error_in_the_update_is_shown_in_the_lab_and_cleared_later() -> None:
     lab = example_lab()
     lab.controls["slope"].value = -0.5
     assert isinstance(lab.last_error, ValueError)
-    shown = "".join(o["text"] for o in lab.errors.outputs)
-    assert "slope must be >= 0; got -0.5" in shown
+    assert "slope must be &gt;= 0; got -0.5" in lab.errors.value
+    assert "Traceback" not in lab.errors.value  # the student's input: one sentence
     lab.controls["slope"].value = 0.5
-    assert lab.last_error is None and lab.errors.outputs == ()
+    assert lab.last_error is None and lab.errors.value == ""
+
+
+def test_an_error_that_is_a_bug_shows_its_traceback_folded_below_the_sentence() -> None:
+    controls, make, _ = example_parts()
+    lab = Lab(controls, make, lambda view, **values: 1 / 0, figsize=(4, 2), dpi=50)
+    assert isinstance(lab.last_error, ZeroDivisionError)
+    assert "ZeroDivisionError: division by zero" in lab.errors.value
+    assert "<details>" in lab.errors.value and "Traceback" in lab.errors.value
 
 
 def test_every_control_needs_a_description() -> None:
@@ -118,7 +132,7 @@ def test_saved_output_carries_the_widget_view_and_a_png_of_the_picture() -> None
     lab = example_lab()
     bundle = lab._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == lab.model_id
-    assert base64.b64decode(bundle["image/png"]) == lab.live.image.value
+    assert base64.b64decode(bundle["image/png"]) == lab.picture.value
 
 
 def test_naive_render_rebuilds_the_same_picture_from_scratch() -> None:
@@ -178,11 +192,10 @@ def test_a_static_part_named_by_static_key_is_redrawn_when_the_key_changes() -> 
     lab.controls["shifted"].value = True
     lab.controls["slope"].value = 0.5
     lab.controls["shifted"].value = False  # back to a key whose background is cached
-    cached = pixels(lab.live.image.value)
-    lab.live.refresh(full=True)
-    np.testing.assert_array_equal(cached, pixels(lab.live.image.value))
+    cached = pixels(lab.picture.value)
+    np.testing.assert_array_equal(cached, pixels(lab.live.render(full=True)))
     lab.controls["shifted"].value = True
-    assert not np.array_equal(cached, pixels(lab.live.image.value))
+    assert not np.array_equal(cached, pixels(lab.picture.value))
 
 
 def test_text_labels_show_their_strings_where_they_are_told() -> None:
@@ -274,16 +287,16 @@ def present_lab() -> Lab:
 def test_present_mode_draws_the_picture_at_projector_width(present_lab) -> None:
     lab = present_lab
     width, height = lab.live.canvas.get_width_height()
-    assert width == live.PRESENT_WIDTH_PX >= 1280
-    assert (width, height) == (live.PRESENT_WIDTH_PX, live.PRESENT_WIDTH_PX // 2)
+    assert width == present.PRESENT_WIDTH_PX >= 1280
+    assert (width, height) == (present.PRESENT_WIDTH_PX, present.PRESENT_WIDTH_PX // 2)
 
 
 def test_present_mode_raises_every_text_to_14_points_on_a_96_ppi_screen(present_lab) -> None:
     lab = present_lab
-    assert pytest.approx(live.PRESENT_MIN_TEXT_PX) == 14 * 96 / 72
-    assert lab.smallest_text_px() >= live.PRESENT_MIN_TEXT_PX - 1e-9
+    assert pytest.approx(present.PRESENT_MIN_TEXT_PX) == 14 * 96 / 72
+    assert lab.smallest_text_px() >= present.PRESENT_MIN_TEXT_PX - 1e-9
     notebook = example_lab()
-    assert notebook.smallest_text_px() < live.PRESENT_MIN_TEXT_PX  # the default is untouched
+    assert notebook.smallest_text_px() < present.PRESENT_MIN_TEXT_PX  # the default is untouched
 
 
 def numbered_make_view(fig):
@@ -304,18 +317,18 @@ def test_present_mode_raises_text_labels_and_tick_labels_made_at_draw_time() -> 
     controls = example_parts()[0]
     lab = Lab(controls, numbered_make_view, numbered_update_view, figsize=(4, 2), present=True)
     labels = lab.view["labels"]
-    assert labels.fontsize * lab.live.figure.dpi / 72 >= live.PRESENT_MIN_TEXT_PX - 1e-9
+    assert labels.fontsize * lab.live.figure.dpi / 72 >= present.PRESENT_MIN_TEXT_PX - 1e-9
     ticks = lab.live.figure.axes[0].get_xticklabels()
     assert ticks and all(
-        t.get_fontsize() * lab.live.figure.dpi / 72 >= live.PRESENT_MIN_TEXT_PX - 1e-9
+        t.get_fontsize() * lab.live.figure.dpi / 72 >= present.PRESENT_MIN_TEXT_PX - 1e-9
         for t in ticks
     )
 
 
 def test_present_mode_sends_jpeg_frames_and_saves_a_jpeg_picture(present_lab) -> None:
     lab = present_lab
-    assert lab.live.image.format == "jpeg"
-    assert Image.open(io.BytesIO(lab.live.image.value)).format == "JPEG"
+    assert lab.picture.format == "jpeg"
+    assert Image.open(io.BytesIO(lab.picture.value)).format == "JPEG"
     bundle = lab._repr_mimebundle_()
     assert "image/jpeg" in bundle and "image/png" not in bundle
 
@@ -324,13 +337,13 @@ def test_present_mode_enlarges_the_controls_through_one_css_class(present_lab) -
     lab = present_lab
     assert "attnlib-present" in lab._dom_classes
     styles = [c.value for c in lab.children if isinstance(c, widgets.HTML) and "<style>" in c.value]
-    assert len(styles) == 1 and f"{live.PRESENT_FONT_PX}px" in styles[0]
+    assert len(styles) == 1 and f"{present.PRESENT_FONT_PX}px" in styles[0]
     assert "attnlib-present" not in example_lab()._dom_classes
 
 
-@pytest.mark.parametrize("name", [n for n in attnlib.widgets.__all__ if n.endswith("_lab")])
+@pytest.mark.parametrize("name", [n for n in attnlib.labs.__all__ if n.endswith("_lab")])
 def test_every_lab_of_the_collection_has_a_present_mode_off_by_default(name: str) -> None:
-    parameter = inspect.signature(getattr(attnlib.widgets, name)).parameters.get("present")
+    parameter = inspect.signature(getattr(attnlib.labs, name)).parameters.get("present")
     assert parameter is not None and parameter.default is False
 
 
@@ -343,7 +356,7 @@ def test_encode_jpeg_keeps_the_picture_close_to_the_pixels() -> None:
     rgba = np.zeros((40, 60, 4), dtype=np.uint8)
     rgba[:, :30] = (200, 30, 30, 255)
     rgba[:, 30:] = (255, 255, 255, 255)
-    decoded = np.asarray(Image.open(io.BytesIO(live.encode_jpeg(rgba))), dtype=int)
+    decoded = np.asarray(Image.open(io.BytesIO(encode_jpeg(rgba))), dtype=int)
     assert decoded.shape == (40, 60, 3)
     assert np.abs(decoded[:, 2:26] - rgba[:, 2:26, :3]).max() <= 8  # away from the edge
 
@@ -426,3 +439,48 @@ def test_a_change_made_by_kernel_code_is_drawn_at_once_even_inside_the_kernel_lo
 
     assert asyncio.run(cell_sets_slope()) == 2
     assert np.allclose(lab.state["y"], 0.25 * X)
+
+
+# Thread safety: JupyterLab 4.6 delivers widget messages on a kernel subshell's thread.
+
+
+def test_moves_and_hellos_from_two_threads_at_once_send_only_whole_frames() -> None:
+    lab, reference = make_lab("trained_attention_lab"), make_lab("trained_attention_lab")
+    sent = []
+    record_frames(lab)  # the store has said hello: every frame goes through it
+    lab.store.send_frame = lambda keys, frame, drop=(): sent.append((tuple(keys), frame))
+    sentences = ["it was late", "the trophy did not fit because it was big", "short one"]
+    failures = []
+
+    def main_thread_types_sentences() -> None:
+        for sentence in sentences * 3:
+            lab.controls["sentence"].value = sentence
+
+    def subshell_moves_heads_and_greets() -> None:
+        for head in [1, 2, 0] * 3:
+            lab.controls["head"].value = head
+            lab.store.receive({"type": "hello"})
+
+    def run(job) -> None:
+        try:
+            job()
+        except Exception as err:  # pragma: no cover - reported below
+            failures.append(err)
+
+    threads = [
+        threading.Thread(target=run, args=(job,))
+        for job in (main_thread_types_sentences, subshell_moves_heads_and_greets)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == [] and lab.last_error is None
+    assert len(sent) > 20
+    for keys, frame in sent[:: max(1, len(sent) // 25)]:  # each against a lab on one thread
+        sentence, layer, head, (token, _) = json.loads(keys[-1])
+        reference.controls["sentence"].value = sentence
+        reference.controls["layer"].value = layer
+        reference.controls["head"].value = head
+        reference.controls["token"].value = token
+        assert reference.current_frame().picture == frame.picture, keys

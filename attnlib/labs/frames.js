@@ -1,0 +1,98 @@
+// The browser half of attnlib.labs.frames (read its docstring first).
+//
+// Keeps the frames a lab's kernel sends, each under the key of the control state it shows, and
+// shows one (picture, caption, readouts, alt text) only when its key is the key of the controls'
+// current state. Nothing else writes those widgets once this module runs.
+
+/** A control's place in a state key, as attnlib.labs.states.position writes it in Python. */
+function position(control) {
+  const labels = control.get("_options_labels");
+  if (labels === undefined) return control.get("value");
+  const index = control.get("index");
+  if (Array.isArray(index)) return [index, index.map((i) => labels[i])];
+  return [index, index === null || index === undefined ? null : labels[index]];
+}
+
+/** Keys that move a control and would also move a slide deck (reveal.js) or scroll the page. */
+const CONTROL_KEYS = new Set([
+  "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", " ", "PageUp", "PageDown", "Home", "End",
+]);
+
+/** The views of a widget model on this page (ipywidgets keeps them as promises). */
+function views(model) {
+  return Promise.all(Object.values(model.views ?? {}));
+}
+
+function initialize({ model }) {
+  const frames = new Map(); // key -> {picture, caption, readouts, alt}
+  let lab = null; // the lab's models, once the widget manager has them
+  let shownKey = null;
+  let alt = "";
+
+  const keyNow = () => JSON.stringify(lab.controls.map(position));
+
+  // Accessible names, alt text and keys kept from the page: done for the views on the page now.
+  function dress() {
+    for (const control of lab.controls) {
+      views(control).then((shown) => {
+        for (const view of shown) {
+          for (const handle of view.el.querySelectorAll(".noUi-handle")) {
+            handle.setAttribute("aria-label", control.get("description"));
+          }
+          if (!view.el.__attnlibKeys) {
+            view.el.__attnlibKeys = true;
+            view.el.addEventListener("keydown", (e) => {
+              if (CONTROL_KEYS.has(e.key)) e.stopPropagation();
+            });
+          }
+        }
+      });
+    }
+    views(lab.picture).then((shown) => shown.forEach((view) => view.el.setAttribute("alt", alt)));
+  }
+
+  function show() {
+    const key = keyNow();
+    const frame = frames.get(key);
+    if (frame === undefined || key === shownKey) return; // the kernel is drawing it
+    shownKey = key;
+    lab.picture.set("value", frame.picture);
+    lab.caption.set("value", frame.caption);
+    for (const [name, text] of Object.entries(frame.readouts)) {
+      const readout = lab.readouts[name];
+      if (readout !== undefined) readout.set("value", text);
+    }
+    alt = frame.alt;
+    dress();
+  }
+
+  model.on("msg:custom", (msg, buffers) => {
+    if (msg.type !== "frame") return;
+    for (const key of msg.drop) frames.delete(key);
+    const frame = { picture: buffers[0], caption: msg.caption, readouts: msg.readouts, alt: msg.alt };
+    for (const key of msg.keys) frames.set(key, frame);
+    if (lab !== null && msg.keys.includes(keyNow())) {
+      shownKey = null; // the state's frame may be new (sent again after a hello)
+      show();
+    }
+  });
+
+  const manager = model.widget_manager;
+  const names = Object.keys(model.get("readouts"));
+  Promise.all([
+    Promise.all(model.get("controls").map((id) => manager.get_model(id))),
+    manager.get_model(model.get("picture")),
+    manager.get_model(model.get("caption")),
+    Promise.all(names.map((name) => manager.get_model(model.get("readouts")[name]))),
+  ]).then(([controls, picture, caption, readouts]) => {
+    lab = { controls, picture, caption, readouts: {} };
+    names.forEach((name, i) => (lab.readouts[name] = readouts[i]));
+    for (const control of controls) {
+      control.on("change:value change:index change:_options_labels", show);
+    }
+    model.send({ type: "hello" }); // the kernel sends every frame again, the current one first
+    setTimeout(dress, 1000); // views rendered after the first frame
+  });
+}
+
+export default { initialize };

@@ -1,0 +1,40 @@
+"""Every lab of attnlib.labs made for tests: the trained-model lab with a stand-in model (no
+download), the others as a notebook makes them. Not a test file."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import attnlib.labs
+from attnlib.labs.lab import Lab
+from attnlib.softmax import softmax
+
+#: Every ``*_lab`` of the package.
+LAB_NAMES = sorted(name for name in attnlib.labs.__all__ if name.endswith("_lab"))
+
+
+class StandInModel:
+    """The trained-model lab's model, replaced: tokens split on spaces, seeded weights."""
+
+    def attention(self, sentence: str) -> tuple[list[str], np.ndarray]:
+        tokens = ["[CLS]", *sentence.lower().split(), "[SEP]"]
+        T = len(tokens)
+        rng = np.random.default_rng(len(sentence))
+        return tokens, softmax(rng.normal(size=(2, 3, T, T)), axis=-1)
+
+
+def make_lab(name: str, present: bool = False) -> Lab:
+    """``attnlib.labs.<name>(present=present)``, with a stand-in model where a lab needs one."""
+    make = getattr(attnlib.labs, name)
+    if name == "trained_attention_lab":
+        return make(StandInModel(), "it was late", present=present)
+    return make(present=present)
+
+
+def record_frames(lab: Lab) -> dict[tuple[str, ...], object]:
+    """Say "hello" to ``lab`` as a browser's store does; return every frame it sent, by keys
+    (no event loop runs here, so every frame is drawn and sent at once)."""
+    sent: dict[tuple[str, ...], object] = {}
+    lab.store.send_frame = lambda keys, frame, drop=(): sent.__setitem__(tuple(keys), frame)
+    lab.store.receive({"type": "hello"})
+    return sent
