@@ -40,6 +40,7 @@ FUNCTIONS = {
     "ch05.stable_softmax",
     "ch06.masked_attention",
     "ch07.split_heads",
+    "ch09.rope_score",
     "ch10.online_softmax_step",
     "ch11.softmax_backward",
 }

@@ -64,3 +64,22 @@ def test_a_failing_notebook_run_shows_everything_its_kernel_wrote(
         run_all.notebook_rows()
     err = capfd.readouterr().err
     assert TCP_WARNING in err and "the real trouble" in err
+
+
+def test_system_cpu_seconds_count_a_child_that_nobody_waits_for(run_all) -> None:
+    """The suite's CPU figure includes chromium's processes, which pytest never waits for: a
+    detached child busy for 0.4 s of CPU raises the system-wide count by at least that much."""
+    before = run_all.system_cpu_seconds()
+    busy = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass"
+    child = subprocess.Popen([sys.executable, "-c", busy], start_new_session=True)
+    child.wait()
+    assert run_all.system_cpu_seconds() - before >= 0.4
+
+
+def test_the_suite_parts_run_the_browser_tests_once_and_the_rest_without_them(run_all) -> None:
+    parts = dict(run_all.SUITE_PARTS)
+    browser = [str(path) for path in run_all.BROWSER_TESTS]
+    assert browser, "no browser test file found"
+    assert parts["browser tests (one worker)"] == ["-n", "0", *browser]
+    unit = parts["unit tests, no browser (2 workers)"]
+    assert unit == ["tests", *(f"--ignore={path}" for path in browser)]

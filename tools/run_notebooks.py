@@ -7,11 +7,20 @@ For each notebook: bring the .ipynb and its paired percent script (notebooks/scr
 in sync (the newer file wins, as ``jupytext --sync`` does), execute it top to bottom in a fresh
 python3 kernel whose working directory is notebooks/, write the outputs into the .ipynb, and
 print the wall time. A cell that raises stops the run with the error shown.
+
+The kernels that store outputs compute under a fixed **reference numeric configuration**
+(:func:`reference_environment`): numpy at its baseline instruction set (every SIMD level it
+dispatches to at run time turned off, ``NPY_DISABLE_CPU_FEATURES``) and OpenBLAS's generic
+``Prescott`` kernels (``OPENBLAS_CORETYPE``). The test suite's nbval run computes under the
+machine's own configuration (AVX2 or AVX-512, the fastest kernels). The two differ as two machines
+do (tests/test_numeric_configurations.py checks that they give different last bits here), so a
+notebook whose stored outputs pass nbval is shown to print the same under both.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import sys
 import time
 from pathlib import Path
@@ -25,6 +34,23 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 PAIRING = "ipynb,scripts//py:percent"
+
+
+def reference_environment() -> dict[str, str]:
+    """The environment of a kernel that stores outputs: the reference numeric configuration.
+
+    numpy reads ``NPY_DISABLE_CPU_FEATURES`` when it is imported, so the variables must be in the
+    kernel's environment from its start. Only the SIMD levels this machine has are named (numpy
+    warns about the others). ``OPENBLAS_CORETYPE`` names an x86-64 core, so it is set on x86-64
+    only.
+    """
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    env = dict(os.environ)
+    env["NPY_DISABLE_CPU_FEATURES"] = " ".join(f for f in __cpu_dispatch__ if __cpu_features__[f])
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        env["OPENBLAS_CORETYPE"] = "Prescott"
+    return env
 
 
 def paired_script(notebook: Path) -> Path:
@@ -52,7 +78,8 @@ def execute_only(notebook: Path) -> float:
 
 
 def execute(notebook: Path) -> float:
-    """Run ``notebook`` in a fresh kernel, store its outputs, and return the seconds it took."""
+    """Run ``notebook`` in a fresh kernel under the reference numeric configuration, store its
+    outputs, and return the seconds it took."""
     nb = nbformat.read(notebook, as_version=4)
     nb.metadata["kernelspec"] = {
         "name": "python3",
@@ -61,12 +88,14 @@ def execute(notebook: Path) -> float:
     }
     for cell in nb.cells:  # per-cell timestamps would make every re-run a diff
         cell.metadata.pop("execution", None)
-    seconds = _run(nb, notebook.parent)
+    seconds = _run(nb, notebook.parent, env=reference_environment())
     nbformat.write(nb, notebook)
     return seconds
 
 
-def _run(nb: nbformat.NotebookNode, folder: Path) -> float:
+def _run(nb: nbformat.NotebookNode, folder: Path, env: dict[str, str] | None = None) -> float:
+    """Execute ``nb`` in place with its working directory ``folder``; ``env``: the kernel's
+    environment (default: this process's)."""
     start = time.perf_counter()
     NotebookClient(
         nb,
@@ -76,7 +105,7 @@ def _run(nb: nbformat.NotebookNode, folder: Path) -> float:
         store_widget_state=False,
         record_timing=False,
         coalesce_streams=True,  # one stored chunk per printed stream, however busy the machine
-    ).execute()
+    ).execute(env=env if env is not None else dict(os.environ))
     return time.perf_counter() - start
 
 

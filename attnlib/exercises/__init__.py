@@ -20,6 +20,8 @@ ch05       05_overflow_misconception                    stable_softmax
 ch06       06_masking                                   masked_attention, kv_cache_mask
 ch07       07_multi_head                                split_heads
 ch08       08_gqa_and_kv_cache                          kv_cache_bytes
+ch09       09_positions                                 rope_pair, rope_score, alibi_slopes_8,
+                                                        alibi_slopes_12, pairing
 ch10       10_cost_and_tiling                           online_softmax_step
 ch11       11_gradients                                 softmax_backward
 recall     12_active_recall                             one per idea of 01-11
@@ -80,6 +82,19 @@ How to add an exercise to a notebook (recipe)
    ``attnlib.exercises``.
 """
 
-from . import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch10, ch11, recall
+from . import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, recall
 
-__all__ = ["ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch10", "ch11", "recall"]
+__all__ = [
+    "ch01",
+    "ch02",
+    "ch03",
+    "ch04",
+    "ch05",
+    "ch06",
+    "ch07",
+    "ch08",
+    "ch09",
+    "ch10",
+    "ch11",
+    "recall",
+]
