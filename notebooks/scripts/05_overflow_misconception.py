@@ -30,8 +30,8 @@
 # > itself makes overflow impossible [...]. What max-subtraction does not touch is the spread
 # > between scores.
 #
-# This notebook checks every sentence of that argument with numbers, in float32 and float64, and
-# in float16, the half precision of mixed-precision training, where overflow is a real risk.
+# This notebook checks that argument with numbers, in float32, float64 and float16 (the half
+# precision of mixed-precision training, where overflow is a real risk).
 #
 # **Learning goals.** After this notebook you can
 # 1. compute where `exp` overflows in float16, float32 and float64, and show the `inf` and the
@@ -41,8 +41,8 @@
 # 3. tell the *size* of the scores (which overflows) from their *spread* (which saturates), and
 #    show that a wider float type leaves a saturated softmax, and its vanishing gradient, exactly
 #    as saturated as before;
-# 4. say what "numerical stability" does and does not mean here: max-subtraction guards against
-#    overflow (and earns its keep in float16); the scale guards against saturation.
+# 4. say what "numerical stability" means here: max-subtraction guards against overflow, the
+#    scale against saturation.
 #
 # Prerequisites: notebook 02 ($\mathrm{Var}(q\cdot k) = d_k$) and notebook 04 (saturation).
 

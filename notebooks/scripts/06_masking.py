@@ -83,7 +83,7 @@ print(f"standard deviation of the scores: {scores.std():.4f}")
 # A = \mathrm{softmax}(S + M), \qquad \text{output} = A V.$$
 #
 # Since $e^{-\infty} = 0$ exactly, a forbidden key contributes nothing to the numerator *or* the
-# denominator: the allowed keys share all of the weight among themselves.
+# denominator: the allowed keys share all of the weight.
 
 # %%
 causal = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
@@ -533,7 +533,7 @@ masking_lab(scores, tokens)
 # - Causal mask: `np.tril(np.ones((T, T), bool))`. Padding mask: `arange(T) < lengths`, of
 #   shape `(B, 1, T)` to broadcast over queries.
 # - A row with no allowed key is $0/0$: NaN in naive code, zeros in `attnlib` and
-#   FlashAttention. Its output is discarded anyway; zeros keep NaN from spreading.
+#   FlashAttention, which keep NaN from spreading.
 # - With a KV cache of shape $(B, H, T_k, d)$ and $T_q < T_k$ new queries, the causal mask is the
 #   bottom $T_q$ rows of the full one, aligned bottom-right: `np.tril(..., k=T_k - T_q)`,
 #   `attnlib.causal_mask(T_q, T_k)`, PyTorch's `causal_lower_right`. PyTorch's `is_causal=True`
