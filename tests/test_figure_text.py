@@ -27,15 +27,14 @@ import base64
 import os
 import runpy
 import struct
+import warnings
 from pathlib import Path
 from unittest import mock
 
-import matplotlib
+import matplotlib.pyplot as plt  # Agg: tests/conftest.py chooses it before any test imports
 import nbformat
+import numpy as np
 import pytest
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 from matplotlib.text import Text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,8 +96,13 @@ def shown_figures(script: Path) -> list[tuple[float, float, str]]:
 
     cwd = os.getcwd()
     os.chdir(script.parents[1])
-    try:
-        with mock.patch.object(plt, "show", record_show):
+    try:  # the script's print options, rc settings and warning filters stay with it
+        with (
+            mock.patch.object(plt, "show", record_show),
+            np.printoptions(**np.get_printoptions()),
+            plt.rc_context(),
+            warnings.catch_warnings(),
+        ):
             runpy.run_path(str(script), run_name="__main__")
     finally:
         os.chdir(cwd)
@@ -114,13 +118,18 @@ def test_every_figure_text_is_readable_at_laptop_width(path: Path) -> None:
     assert len(drawn) == len(stored), (
         f"{path.name}: the script shows {len(drawn)} figures, the notebook stores {len(stored)}"
     )
+    too_small = []
     for n, (png_width, (width, text_px, text)) in enumerate(zip(stored, drawn), start=1):
         assert abs(png_width - width) <= 3, (
             f"{path.name}, figure {n}: stored {png_width} px wide, drawn {width:.0f} px;"
             " run tools/run_notebooks.py"
         )
         seen = text_px * min(1.0, OUTPUT_AREA_PX / png_width)
-        assert seen >= MIN_TEXT_PX, (
-            f"{path.name}, figure {n} ({png_width} px wide): its smallest text {text!r} is"
-            f" {text_px:.1f} px, seen at {seen:.1f} px in a {OUTPUT_AREA_PX} px output area"
-        )
+        if seen < MIN_TEXT_PX:
+            too_small.append(
+                f"figure {n} ({png_width} px wide): its smallest text {text!r} is {text_px:.1f} px,"
+                f" seen at {seen:.1f} px"
+            )
+    assert not too_small, f"{path.name}, in a {OUTPUT_AREA_PX} px output area: " + "; ".join(
+        too_small
+    )

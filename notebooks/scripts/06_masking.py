@@ -113,13 +113,15 @@ print("row sums:", weights_causal.sum(axis=-1))
 # %% jupyter={"source_hidden": true}
 from attnlib.pictures.heatmap import attention_heatmap
 
-fig, (ax_full, ax_causal) = plt.subplots(1, 2, figsize=(13, 5.6))
+fig, (ax_full, ax_causal) = plt.subplots(1, 2, figsize=(10.5, 4.8))
 attention_heatmap(
     softmax(scores), tokens, tokens, ax=ax_full, title="no mask: every token sees every token"
 )
 attention_heatmap(
     weights_causal, tokens, tokens, ax=ax_causal, title="causal mask: only the past and itself"
 )
+for ax in (ax_full, ax_causal):
+    plt.setp(ax.get_xticklabels(), rotation=60, ha="left", rotation_mode="anchor")
 fig.tight_layout()
 plt.show()
 
@@ -425,20 +427,25 @@ blue = {
     "vmin": 0,
     "vmax": 1.5,
 }  # allowed = blue, masked = white
-fig, (ax_a, ax_b, ax_c) = plt.subplots(1, 3, figsize=(15, 4.4), width_ratios=[1, 1, 1])
+fig, (ax_a, ax_b, ax_c) = plt.subplots(1, 3, figsize=(11, 3.6), width_ratios=[1, 1, 1])
 attention_heatmap(
     causal.astype(float), tokens, tokens, ax=ax_a, title="full causal mask, T x T", **blue
 )
 ax_a.add_patch(plt.Rectangle((-0.5, T - T_q - 0.5), T, T_q, fill=False, ec="crimson", lw=3))
 attention_heatmap(
-    top_left.astype(float), tokens[-T_q:], tokens, ax=ax_b, title="top-left: wrong here", **blue
+    top_left.astype(float),
+    tokens[-T_q:],
+    tokens,
+    ax=ax_b,
+    title="top-left (is_causal=True): wrong",
+    **blue,
 )
 attention_heatmap(
     causal_mask(T_q, T_k).astype(float),
     tokens[-T_q:],
     tokens,
     ax=ax_c,
-    title="bottom-right: the red rows",
+    title="bottom-right (causal_mask): right",
     **blue,
 )
 for ax in (ax_a, ax_b, ax_c):
