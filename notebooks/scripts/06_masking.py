@@ -36,12 +36,11 @@
 # ## Our sentence and its scores
 #
 # A common lesson text on masking uses the sentence *"The animal crossed the road because it was
-# tired"*, with random embeddings and projections. We follow the same method with our own
-# **seeded** numbers, so that every number below comes out the same on every run: random
-# embeddings $X$ and projections $W_Q, W_K, W_V$ ($d_{\text{model}} = 8$, $d_k = 4$), with the projections
-# divided by $\sqrt{d_{\text{model}}}$ so that the scaled scores have a standard deviation near 1
-# (notebook 02 explains why that matters). The weights are random, not trained: do not read
-# meaning into *which* word "it" picks. The masks are the point.
+# tired"* with random embeddings and projections. We do the same with **seeded** numbers
+# ($d_{\text{model}} = 8$, $d_k = 4$; the projections divided by $\sqrt{d_{\text{model}}}$ so
+# that the scaled scores have a standard deviation near 1, notebook 02). The weights are
+# random, not trained: do not read meaning into *which* word "it" picks. The masks are the
+# point.
 #
 # $$S = \frac{Q K^\top}{\sqrt{d_k}}, \qquad Q = X W_Q,\; K = X W_K,\; V = X W_V$$
 
