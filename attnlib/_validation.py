@@ -10,9 +10,18 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, DTypeLike
+
+T_result = TypeVar("T_result")
+
+#: The largest array (in bytes) a public function of attnlib allocates: 4 GiB, half the memory of
+#: a small laptop. A size argument that would need more (``causal_mask(10**7)``: 100 TB) is
+#: refused with a ValueError naming it, before numpy is asked for the memory.
+MAX_BYTES = 4 * 2**30
 
 #: dtype kinds accepted as numbers: signed and unsigned integers, floats (not bool, complex,
 #: timedelta64 - which numpy counts as an integer type - datetime64, strings or objects).
@@ -180,7 +189,7 @@ def check_probabilities(
             f"{name} must hold probabilities in [0, 1] (softmax outputs); got values from"
             f" {p.min()} to {p.max()} in {name} of shape {p.shape}"
         )
-    sums = p.sum(axis=axis)
+    sums = p.sum(axis=axis, dtype=working_dtype(p.dtype))
     tolerance = max(p.shape[axis], 16) * np.finfo(p.dtype).eps
     ok = np.abs(sums - 1) <= tolerance
     if allow_zero_rows:
@@ -191,3 +200,71 @@ def check_probabilities(
             f"{' (or be all zeros)' if allow_zero_rows else ''} within {tolerance:.2g}; got row"
             f" sums from {sums.min():.7g} to {sums.max():.7g} in {name} of shape {p.shape}"
         )
+
+
+def check_allocation(shape: tuple[int, ...], dtype: DTypeLike, what: str) -> None:
+    """Raise ValueError if an array of ``shape`` and ``dtype`` would exceed :data:`MAX_BYTES`.
+
+    ``what`` names the array and the arguments its size comes from, e.g.
+    ``"the scores (..., T_q, T_k) of Q shape (1000000, 64) and K shape (1000000, 64)"``.
+    """
+    shape = tuple(int(n) for n in shape)
+    dtype = np.dtype(dtype)
+    check_bytes(math.prod(shape) * dtype.itemsize, f"{what} (shape {shape} of {dtype})")
+
+
+def check_bytes(n_bytes: int, what: str) -> None:
+    """Raise ValueError naming ``what`` if ``n_bytes`` exceeds :data:`MAX_BYTES`."""
+    if n_bytes > MAX_BYTES:
+        raise ValueError(
+            f"{what} would take {n_bytes:,} bytes ({_human_bytes(n_bytes)}), more than attnlib's"
+            f" limit of {_human_bytes(MAX_BYTES)} (attnlib._validation.MAX_BYTES); use smaller"
+            f" sizes"
+        )
+
+
+def _human_bytes(n: int) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def working_dtype(dtype: DTypeLike) -> np.dtype:
+    """The dtype a kernel computes in: float32 for float16, else ``dtype`` itself.
+
+    A float16 sum overflows past 65,504 (the normaliser of 70,000 equal scores, a dot product of
+    256 entries of 16), so attnlib computes float16 inputs in float32 and rounds the results
+    back to float16, as PyTorch does.
+    """
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+
+
+def abs_max(a: np.ndarray) -> float:
+    """Largest ``|a|`` entry (0.0 for an empty array), without allocating a copy of ``a``."""
+    return max(float(a.max(initial=0)), -float(a.min(initial=0)))
+
+
+def finite_result(
+    compute: Callable[[], T_result], what: str, operands: dict[str, np.ndarray], detail: str = ""
+) -> T_result:
+    """Run ``compute()`` and return its result (an array or a tuple of arrays), or raise
+    ValueError if it overflowed.
+
+    The one overflow guard of attnlib: finite inputs can still give an infinite (or NaN) result
+    when they are huge (entries of 1e200, or 1e20 in float32). ``what`` says what was computed
+    (``"the scores scale * Q @ K^T"``) and ``operands`` maps the *caller's* argument names to
+    the arrays it came from, so that the message says which argument to rescale; ``detail`` is
+    added to the message's parenthesis (e.g. the shapes).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = compute()
+    arrays = result if isinstance(result, tuple) else (result,)
+    if not all(np.isfinite(a).all() for a in arrays):
+        largest = ", ".join(f"largest |{n}| entry {abs_max(a):.3g}" for n, a in operands.items())
+        names = " or ".join(operands)
+        raise ValueError(
+            f"{what} overflowed in {arrays[0].dtype} ({largest}{detail}); rescale {names}"
+        )
+    return result

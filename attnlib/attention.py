@@ -5,7 +5,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_bool_mask, as_float_array, batch_shape, check_finite, check_scale
+from ._validation import (
+    abs_max,
+    as_bool_mask,
+    as_float_array,
+    batch_shape,
+    check_allocation,
+    check_finite,
+    check_scale,
+    finite_result,
+    working_dtype,
+)
 from .softmax import _softmax_inplace
 
 
@@ -39,6 +49,20 @@ def check_qkv(
     for name, arr in (("Q", Q), ("K", K), ("V", V)):
         check_finite(arr, name)
     return Q, K, V
+
+
+def check_scores_size(Q: np.ndarray, K: np.ndarray, T_q: int, T_k: int) -> None:
+    """Raise ValueError if a (..., T_q, T_k) score matrix would exceed the allocation limit.
+
+    ``T_q`` and ``T_k`` are the rows and columns computed at once (a tile's, in tiled
+    attention); the leading dimensions are those of Q and K broadcast.
+    """
+    batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
+    check_allocation(
+        (*batch, T_q, T_k),
+        working_dtype(np.result_type(Q, K)),
+        f"the scores (..., T_q, T_k) of Q shape {Q.shape} and K shape {K.shape}",
+    )
 
 
 def scaled_dot_product_attention(
@@ -79,8 +103,12 @@ def scaled_dot_product_attention(
     Notes
     -----
     Leading (batch) dimensions broadcast. float32 inputs give float32 results; integers are
-    promoted to float64. NaN or infinity in Q, K or V raises ValueError, and so do scores too
-    large for the dtype; a score of any finite size (1e4, say) is fine.
+    promoted to float64; float16 is computed in float32 (a float16 softmax over 70,000 keys
+    would overflow its sum) and the results rounded to float16. Scores larger than
+    ``attnlib._validation.MAX_BYTES`` (4 GiB; 23,170 tokens attending to 23,170 in float64)
+    raise ValueError before anything is allocated. NaN or infinity in Q, K or V raises
+    ValueError, and so do scores too large for the dtype; a score of any finite size (1e4,
+    say) is fine.
 
     The arguments are checked once, in O(T d) time (the finiteness of Q, K, V and a bound on
     the largest score); the (T_q, T_k) scores are then scaled, exponentiated and normalised in
@@ -89,6 +117,7 @@ def scaled_dot_product_attention(
     """
     Q, K, V = check_qkv(Q, K, V)
     scale = check_scale(scale, Q.shape[-1])
+    check_scores_size(Q, K, Q.shape[-2], K.shape[-2])
     if mask is not None:
         scores_shape = (*np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
         mask = as_bool_mask(mask, scores_shape, "mask", target="the scores (..., T_q, T_k)")
@@ -96,23 +125,32 @@ def scaled_dot_product_attention(
 
 
 def _attention(
-    Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None, scale: float
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    mask: np.ndarray | None,
+    scale: float,
+    names: tuple[str, str] = ("Q", "K"),
 ) -> tuple[np.ndarray, np.ndarray]:
     """The kernel of :func:`scaled_dot_product_attention`, for already checked arguments.
 
     Q, K, V finite floating arrays of matching shapes, ``mask`` None or a boolean array that
     broadcasts to the scores, ``scale`` a float > 0. Every (T_q, T_k) step is done in place.
+    float16 is computed in float32 and rounded back. ``names`` are the caller's names of the
+    queries and keys, for the message of an overflow.
     """
-    weights = _softmax_inplace(scaled_scores(Q, K, scale), axis=-1, mask=mask)
+    dtype = np.result_type(Q, K, V)
+    work = working_dtype(dtype)
+    if work != dtype:
+        out, weights = _attention(*(a.astype(work) for a in (Q, K, V)), mask, scale, names)
+        return out.astype(dtype), weights.astype(dtype)
+    weights = _softmax_inplace(scaled_scores(Q, K, scale, names), axis=-1, mask=mask)
     return weights @ V, weights
 
 
-def _abs_max(a: np.ndarray) -> float:
-    """Largest ``|a|`` entry (0.0 for an empty array), without allocating a copy of ``a``."""
-    return max(float(a.max(initial=0)), -float(a.min(initial=0)))
-
-
-def scaled_scores(Q: np.ndarray, K: np.ndarray, scale: float) -> np.ndarray:
+def scaled_scores(
+    Q: np.ndarray, K: np.ndarray, scale: float, names: tuple[str, str] = ("Q", "K")
+) -> np.ndarray:
     """Return ``scale * Q @ K^T``, shape ``(..., T_q, T_k)``, for already validated Q and K.
 
     Raises ValueError (instead of a numpy overflow warning) when a score does not fit in the
@@ -124,22 +162,21 @@ def scaled_scores(Q: np.ndarray, K: np.ndarray, scale: float) -> np.ndarray:
     ``bound = d_k * max|Q| * max|K|`` (each of the d_k products in a dot product is at most
     ``max|Q| * max|K|``), and no score can exceed ``bound * scale``. The bound costs O(T d_k);
     only when it comes near the dtype's largest number are the (T_q, T_k) scores themselves
-    checked.
+    checked, by :func:`attnlib._validation.finite_result`, whose message names the caller's
+    arguments ``names``.
     """
     dtype = np.result_type(Q, K)
+
+    def scores() -> np.ndarray:
+        s = Q @ np.swapaxes(K, -1, -2)
+        s *= dtype.type(scale)
+        return s
+
     largest = float(np.finfo(dtype).max)
-    bound = Q.shape[-1] * _abs_max(Q) * _abs_max(K)  # a Python float: inf, not an error
+    bound = Q.shape[-1] * abs_max(Q) * abs_max(K)  # a Python float: inf, not an error
     if max(bound, bound * scale) < largest / 4 and scale < largest:
-        scores = Q @ np.swapaxes(K, -1, -2)
-        scores *= dtype.type(scale)
-        return scores
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = Q @ np.swapaxes(K, -1, -2)
-        scores *= dtype.type(scale)
-    if not np.isfinite(scores).all():
-        raise ValueError(
-            f"the scores scale * Q @ K^T overflowed in {scores.dtype} (largest |Q| entry"
-            f" {_abs_max(Q):.3g}, largest |K| entry {_abs_max(K):.3g}, scale {scale:.3g},"
-            f" Q shape {Q.shape}, K shape {K.shape}); rescale Q and K"
-        )
-    return scores
+        return scores()
+    q, k = names
+    detail = f", scale {scale:.3g}, {q} shape {Q.shape}, {k} shape {K.shape}"
+    qf, kf = (f"({n})" if " " in n else n for n in names)
+    return finite_result(scores, f"the scores scale * {qf} @ {kf}^T", {q: Q, k: K}, detail)

@@ -26,9 +26,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_float_array, check_finite, check_probabilities, check_scale
-from .attention import check_qkv, scaled_scores
-from .softmax import softmax
+from ._validation import (
+    as_float_array,
+    check_finite,
+    check_probabilities,
+    check_scale,
+    finite_result,
+    working_dtype,
+)
+from .attention import check_qkv, check_scores_size, scaled_scores
+from .softmax import _softmax_inplace
 
 __all__ = ["attention_backward", "attention_head_backward", "softmax_backward"]
 
@@ -60,7 +67,13 @@ def softmax_backward(weights: ArrayLike, grad_weights: ArrayLike) -> np.ndarray:
         )
     check_probabilities(p, "weights", allow_zero_rows=True)
     check_finite(g, "grad_weights")
-    return _softmax_backward(p, g)
+    dtype = np.result_type(p, g)
+    work = working_dtype(dtype)
+    what = "the gradient weights * (grad_weights - sum(grad_weights * weights))"
+    grad = finite_result(
+        lambda: _softmax_backward(p.astype(work), g.astype(work)), what, {"grad_weights": g}
+    )
+    return grad.astype(dtype, copy=False)
 
 
 def _softmax_backward(p: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -99,11 +112,24 @@ def attention_backward(
         :math:`c\,dS\,K`, :math:`c\,dS^\top Q` and :math:`P^\top dO`, with
         :math:`dS` from :func:`softmax_backward`. Where the leading dimensions of an input were
         broadcast, its gradient is summed over them, so each has its input's shape.
+
+    Raises
+    ------
+    ValueError
+        For bad shapes or non-finite entries, for scores or gradients too large for the dtype
+        (a ``grad_output`` of 1e300, say: the message names the arguments to rescale), and for
+        (T_q, T_k) matrices beyond ``attnlib._validation.MAX_BYTES`` (4 GiB).
+
+    Notes
+    -----
+    float16 is computed in float32 and the gradients rounded back to float16.
     """
     Q, K, V = check_qkv(Q, K, V)
     c = check_scale(scale, Q.shape[-1])
-    dO = _check_grad_output(grad_output, Q, K, V)
-    dQ, dK, dV = _attention_backward(Q, K, V, dO, c)
+    check_scores_size(Q, K, Q.shape[-2], K.shape[-2])
+    dO = _check_grad_output(grad_output, Q, K, V, "Q, K and V")
+    names = {"Q": Q, "K": K, "V": V, "grad_output": dO}
+    dQ, dK, dV = _attention_backward(Q, K, V, dO, c, names)
     return _sum_to(dQ, Q.shape), _sum_to(dK, K.shape), _sum_to(dV, V.shape)
 
 
@@ -136,6 +162,11 @@ def attention_head_backward(
     dW_K : ndarray, shape (d_model, d_k)
     dW_V : ndarray, shape (d_model, d_v)
         :math:`X^\top dQ`, :math:`X^\top dK`, :math:`X^\top dV`, summed over the batch.
+
+    Raises
+    ------
+    ValueError
+        As :func:`attention_backward`; an overflow names X, W_Q, W_K, W_V or grad_output.
     """
     X = as_float_array(X, "X", min_ndim=2)
     check_finite(X, "X")
@@ -156,36 +187,66 @@ def attention_head_backward(
             f" by dot product; got W_Q shape {W_Q.shape} and W_K shape {W_K.shape}"
         )
     c = check_scale(scale, W_Q.shape[1])
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    dO = _check_grad_output(grad_output, Q, K, V)
+    dtype = np.result_type(X, W_Q, W_K, W_V)
+    X, W_Q, W_K, W_V = (a.astype(working_dtype(dtype), copy=False) for a in (X, W_Q, W_K, W_V))
+    Q, K, V = (
+        finite_result(lambda W=W: X @ W, f"X @ {name}", {"X": X, name: W})
+        for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V))
+    )
+    check_scores_size(Q, K, Q.shape[-2], K.shape[-2])
+    dO = _check_grad_output(grad_output, Q, K, V, f"X shape {X.shape} and W_V shape {W_V.shape}")
+    names = {"X": X, "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "grad_output": dO}
     Xt = np.swapaxes(X, -1, -2)
-    dW_Q, dW_K, dW_V = (_batch_sum(Xt @ d) for d in _attention_backward(Q, K, V, dO, c))
-    return dW_Q, dW_K, dW_V
+    grads = _attention_backward(Q, K, V, dO, c, names, ("X @ W_Q", "X @ W_K"))
+    dW = finite_result(
+        lambda: tuple(_batch_sum(Xt @ d) for d in grads), "X^T @ (the gradients)", names
+    )
+    return tuple(d.astype(dtype, copy=False) for d in dW)
 
 
 def _check_grad_output(
-    grad_output: ArrayLike, Q: np.ndarray, K: np.ndarray, V: np.ndarray
+    grad_output: ArrayLike, Q: np.ndarray, K: np.ndarray, V: np.ndarray, source: str
 ) -> np.ndarray:
+    """``grad_output`` as a finite array of the output's shape; ``source`` names the caller's
+    arguments that shape comes from (for the message)."""
     dO = as_float_array(grad_output, "grad_output", min_ndim=2)
     batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     out_shape = (*batch, Q.shape[-2], V.shape[-1])
     if dO.shape != out_shape:
         raise ValueError(
             f"grad_output must have the output's shape (..., T_q, d_v) = {out_shape}; got"
-            f" grad_output shape {dO.shape} (Q shape {Q.shape}, V shape {V.shape})"
+            f" grad_output shape {dO.shape} (from {source})"
         )
     check_finite(dO, "grad_output")
     return dO
 
 
 def _attention_backward(
-    Q: np.ndarray, K: np.ndarray, V: np.ndarray, dO: np.ndarray, c: float
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    dO: np.ndarray,
+    c: float,
+    names: dict[str, np.ndarray],
+    score_names: tuple[str, str] = ("Q", "K"),
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The backward pass for validated inputs; gradients have the broadcast batch shape."""
-    P = softmax(scaled_scores(Q, K, c))
-    dV = np.swapaxes(P, -1, -2) @ dO
-    dS = _softmax_backward(P, dO @ np.swapaxes(V, -1, -2))
-    return c * (dS @ K), c * (np.swapaxes(dS, -1, -2) @ Q), dV
+    """The backward pass for validated inputs; gradients have the broadcast batch shape.
+
+    float16 is computed in float32 and rounded back. ``names`` maps the caller's argument names
+    to their arrays and ``score_names`` names the queries and keys, for the overflow messages.
+    """
+    dtype = np.result_type(Q, K, V, dO)
+    work = working_dtype(dtype)
+    Q, K, V, dO = (a.astype(work, copy=False) for a in (Q, K, V, dO))
+    P = _softmax_inplace(scaled_scores(Q, K, c, score_names))
+
+    def gradients() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        dV = np.swapaxes(P, -1, -2) @ dO
+        dS = _softmax_backward(P, dO @ np.swapaxes(V, -1, -2))
+        return c * (dS @ K), c * (np.swapaxes(dS, -1, -2) @ Q), dV
+
+    grads = finite_result(gradients, "the gradients dQ, dK, dV", names)
+    return tuple(g.astype(dtype, copy=False) for g in grads)
 
 
 def _sum_to(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

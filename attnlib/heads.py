@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_bool_mask, as_float_array, check_finite, check_int, check_scale
+from ._validation import (
+    as_bool_mask,
+    as_float_array,
+    check_allocation,
+    check_finite,
+    check_int,
+    check_scale,
+    finite_result,
+    working_dtype,
+)
 from .attention import _attention
 
 
@@ -127,7 +136,9 @@ def multi_head_attention(
     Notes
     -----
     Each head uses the scale ``1/sqrt(d_head)``. NaN or infinity in X or in a weight matrix
-    raises ValueError, and so does a projection too large for the dtype. The arguments (the
+    raises ValueError, and so does a projection or a score too large for the dtype (the message
+    names X and the weight matrices), and weights beyond ``attnlib._validation.MAX_BYTES``
+    (4 GiB). float16 is computed in float32 and the results rounded to float16. The arguments (the
     mask too) are checked once, here; the heads are then computed by the same kernel as
     :func:`attnlib.scaled_dot_product_attention`, without checking them again.
     """
@@ -174,26 +185,28 @@ def multi_head_attention(
         mask = as_bool_mask(mask, (*X.shape[:-2], T, T), "mask", target="the scores (..., T, T)")
         if mask.ndim >= 2:
             mask = mask[..., None, :, :]  # the same mask for every head
+    dtype = np.result_type(X, W_q, W_k, W_v, W_o)
+    check_allocation(
+        (*X.shape[:-2], n_heads, T, T),
+        working_dtype(dtype),
+        f"the weights (..., n_heads, T, T) of X shape {X.shape} and n_heads={n_heads}",
+    )
     # Checked once above; from here on the private kernels trust their inputs.
+    X, W_q, W_k, W_v, W_o = (
+        a.astype(working_dtype(dtype), copy=False) for a in (X, W_q, W_k, W_v, W_o)
+    )
     group = n_heads // n_kv_heads
     Q = _split_heads(_project(X, "X", W_q, "W_q"), n_heads)  # (..., n_heads, T, d_head)
     K = np.repeat(_split_heads(_project(X, "X", W_k, "W_k"), n_kv_heads), group, axis=-3)
     V = np.repeat(_split_heads(_project(X, "X", W_v, "W_v"), n_kv_heads), group, axis=-3)
-    heads, weights = _attention(Q, K, V, mask, check_scale(None, d_head))
-    return _project(_merge_heads(heads), "the merged heads", W_o, "W_o"), weights
+    heads, weights = _attention(Q, K, V, mask, check_scale(None, d_head), ("X @ W_q", "X @ W_k"))
+    output = _project(_merge_heads(heads), "the merged heads", W_o, "W_o")
+    return output.astype(dtype, copy=False), weights.astype(dtype, copy=False)
 
 
 def _project(X: np.ndarray, x_name: str, W: np.ndarray, w_name: str) -> np.ndarray:
     """``X @ W`` for finite X and W, raising ValueError if the product overflows the dtype."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        product = X @ W
-    if not np.isfinite(product).all():
-        raise ValueError(
-            f"{x_name} @ {w_name} overflowed in {product.dtype} (largest |{x_name}| entry"
-            f" {np.abs(X).max():.3g}, largest |{w_name}| entry {np.abs(W).max():.3g}); rescale"
-            f" {x_name} or {w_name}"
-        )
-    return product
+    return finite_result(lambda: X @ W, f"{x_name} @ {w_name}", {x_name: X, w_name: W})
 
 
 def _check_heads(n_heads: object, n_kv_heads: object) -> tuple[int, int]:
@@ -224,6 +237,7 @@ def kv_head_index(n_heads: int, n_kv_heads: int) -> np.ndarray:
         ``n_heads // n_kv_heads`` times.
     """
     n_heads, n_kv_heads = _check_heads(n_heads, n_kv_heads)
+    check_allocation((n_heads,), np.intp, f"the KV head of each of n_heads={n_heads} query heads")
     return np.arange(n_heads) // (n_heads // n_kv_heads)
 
 

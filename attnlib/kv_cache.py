@@ -15,15 +15,23 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from ._validation import as_float_array, check_finite, check_int
-from .softmax import softmax
+from ._validation import (
+    as_float_array,
+    check_allocation,
+    check_finite,
+    check_int,
+    check_scale,
+    finite_result,
+)
+from .attention import _attention
 
 __all__ = ["KVCache", "decode_with_kv_cache", "kv_cache_bytes"]
 
 
-def _check_dtype(dtype: DTypeLike, name: str = "dtype") -> np.dtype:
+def _check_dtype(dtype: DTypeLike, default: DTypeLike, name: str = "dtype") -> np.dtype:
+    """``dtype`` as a numpy dtype; None means ``default`` (not numpy's float64)."""
     try:
-        dt = np.dtype(dtype)
+        dt = np.dtype(default if dtype is None else dtype)
     except TypeError as err:
         raise TypeError(f"{name} must be a numpy dtype such as 'float16'; got {dtype!r}") from err
     if dt.kind not in "iuf":
@@ -55,7 +63,8 @@ def kv_cache_bytes(
     d_head : int
         Width of one head's key (and value) vectors.
     dtype : numpy dtype, default float16
-        Storage type of the cache; ``np.dtype(dtype).itemsize`` bytes per entry.
+        Storage type of the cache; ``np.dtype(dtype).itemsize`` bytes per entry. None means
+        the default, float16.
     batch_size : int, default 1
         Sequences cached at once.
 
@@ -69,7 +78,7 @@ def kv_cache_bytes(
     n_kv_heads = check_int(n_kv_heads, "n_kv_heads")
     d_head = check_int(d_head, "d_head")
     batch_size = check_int(batch_size, "batch_size")
-    itemsize = _check_dtype(dtype).itemsize
+    itemsize = _check_dtype(dtype, default=np.float16).itemsize
     return 2 * batch_size * n_layers * n_kv_heads * n_tokens * d_head * itemsize
 
 
@@ -89,6 +98,13 @@ class KVCache:
     batch_shape : tuple of int, default ()
         Leading (batch) dimensions of the cached arrays.
     dtype : floating numpy dtype, default float64
+        None means the default, float64. Entries appended are rounded to it; one too large
+        for it (1e5 in float16) raises ValueError instead of being stored as inf.
+
+    Raises
+    ------
+    ValueError
+        If a size is < 1, or the buffers would exceed ``attnlib._validation.MAX_BYTES`` (4 GiB).
 
     Attributes
     ----------
@@ -121,9 +137,15 @@ class KVCache:
             batch_shape = tuple(check_int(b, "batch_shape entries") for b in batch_shape)
         except TypeError as err:
             raise TypeError(f"batch_shape must be a tuple of ints; got {batch_shape!r}") from err
-        dt = _check_dtype(dtype)
+        dt = _check_dtype(dtype, default=np.float64)
         if dt.kind != "f":
             raise TypeError(f"dtype must be a floating dtype; got {dt}")
+        check_allocation(
+            (*batch_shape, n_kv_heads, self.max_tokens, d_head + d_v),
+            dt,
+            f"the KVCache's keys and values (max_tokens={self.max_tokens},"
+            f" n_kv_heads={n_kv_heads}, d_head={d_head}, d_v={d_v}, batch_shape={batch_shape})",
+        )
         self._keys = np.zeros((*batch_shape, n_kv_heads, self.max_tokens, d_head), dt)
         self._values = np.zeros((*batch_shape, n_kv_heads, self.max_tokens, d_v), dt)
         self.length = 0
@@ -137,7 +159,8 @@ class KVCache:
                 f" {expected} with t >= 1 new tokens; got {name} shape {x.shape}"
             )
         check_finite(x, name)
-        return x
+        what = f"storing {name} in the cache's {buffer.dtype}"
+        return finite_result(lambda: x.astype(buffer.dtype, copy=False), what, {name: x})
 
     def append(self, k: ArrayLike, v: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Store the keys and values of ``t`` new tokens after the ones already cached.
@@ -214,6 +237,11 @@ def decode_with_kv_cache(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[np.n
         Row ``t`` of head ``i`` is the attention output of query ``t`` over keys ``0..t``.
     cache : KVCache
         The cache after the last step (``cache.length == T``).
+
+    Notes
+    -----
+    Each step runs the kernel of :func:`attnlib.scaled_dot_product_attention`: scores too large
+    for the dtype raise ValueError, and float16 is computed in float32 (the cache stays float16).
     """
     Q = as_float_array(Q, "Q", min_ndim=3)
     K = as_float_array(K, "K", min_ndim=3)
@@ -244,10 +272,11 @@ def decode_with_kv_cache(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[np.n
     output = np.empty((*batch, n_heads, T, d_v), dtype=dtype)
     # query head i = j * group + r reads KV head j: group the query heads by KV head
     q_grouped = Q.reshape(*batch, n_kv_heads, group, T, d_head)
-    scale = np.asarray(1 / np.sqrt(d_head), dtype=dtype)
+    scale = check_scale(None, d_head)
     for t in range(T):
         keys, values = cache.append(K[..., t : t + 1, :], V[..., t : t + 1, :])  # (.., t+1, d)
         q = q_grouped[..., t, :]  # (..., n_kv_heads, group, d_head)
-        weights = softmax(q @ np.swapaxes(keys, -1, -2) * scale)  # (..., n_kv, group, t+1)
-        output[..., t, :] = (weights @ values).reshape(*batch, n_heads, d_v)
+        # the kernel of scaled_dot_product_attention: the same overflow guard, float16 in float32
+        out, _ = _attention(q, keys, values, None, scale)  # (..., n_kv, group, d_v)
+        output[..., t, :] = out.reshape(*batch, n_heads, d_v)
     return output, cache

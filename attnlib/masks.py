@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import check_int
+from ._validation import check_bytes, check_int
 
 
 def causal_mask(T_q: int, T_k: int | None = None) -> np.ndarray:
@@ -24,6 +24,11 @@ def causal_mask(T_q: int, T_k: int | None = None) -> np.ndarray:
     -------
     ndarray of bool, shape (T_q, T_k)
         ``mask[i, j]`` is True where ``j <= i + (T_k - T_q)``.
+
+    Raises
+    ------
+    ValueError
+        If ``T_k < T_q``, or the mask would exceed ``attnlib._validation.MAX_BYTES`` (4 GiB).
     """
     T_q = check_int(T_q, "T_q")
     T_k = T_q if T_k is None else check_int(T_k, "T_k")
@@ -32,6 +37,8 @@ def causal_mask(T_q: int, T_k: int | None = None) -> np.ndarray:
             f"T_k={T_k} is smaller than T_q={T_q}: the queries are the last T_q positions of the"
             f" keys' sequence, so there must be at least as many keys as queries"
         )
+    # the (T_q, T_k) mask and the two int64 position vectors it is made from
+    check_bytes(T_q * T_k + 8 * (T_q + T_k), f"causal_mask(T_q={T_q}, T_k={T_k})")
     offset = T_k - T_q
     return np.arange(T_k)[None, :] <= np.arange(T_q)[:, None] + offset
 
@@ -73,4 +80,5 @@ def padding_mask(lengths: ArrayLike, T: int) -> np.ndarray:
         raise TypeError(f"lengths must hold integers; got dtype {arr.dtype}: {arr!r}")
     if (arr < 0).any() or (arr > T).any():
         raise ValueError(f"lengths must lie in [0, T={T}]; got lengths={arr.tolist()}")
+    check_bytes(arr.size * T + 8 * T, f"padding_mask of {arr.size} lengths and T={T}")
     return (np.arange(T)[None, :] < arr[:, None])[:, None, :]

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import as_float_array, check_finite, check_int, check_scale
+from ._validation import as_float_array, check_bytes, check_finite, check_int, check_scale
 from .gradients import _softmax_backward
 
 __all__ = ["LOSSES", "RetrievalProblem", "retrieval_problem", "train_retrieval"]
@@ -69,6 +69,10 @@ def retrieval_problem(
     d_model = check_int(d_model, "d_model")
     d_v = check_int(d_v, "d_v")
     rng = np.random.default_rng(check_int(seed, "seed", minimum=0))
+    check_bytes(
+        8 * (n_pairs * (2 * d_model + d_v) + 2 * d_model * d_k),
+        f"retrieval_problem(d_k={d_k}, n_pairs={n_pairs}, d_model={d_model}, d_v={d_v})",
+    )
     X_q = rng.standard_normal((n_pairs, d_model))
     X_k = rng.standard_normal((n_pairs, d_model))
     V = rng.standard_normal((n_pairs, d_v))
@@ -128,6 +132,10 @@ def train_retrieval(
         raise ValueError(f"loss must be one of {LOSSES}; got loss={loss!r}")
 
     n = X_q.shape[0]
+    check_bytes(
+        8 * (steps + 1) * (n + 2 + (n * n if keep_weights else 0)),
+        f"the history of train_retrieval(steps={steps}, keep_weights={keep_weights}) for n={n}",
+    )
     W_Q, W_K = W_Q.copy(), W_K.copy()
     history = {"loss": np.empty(steps + 1), "accuracy": np.empty(steps + 1)}
     history["score_grad"] = np.empty((steps + 1, n))

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_bool_mask, as_float_array, check_axis, check_probabilities
+from ._validation import (
+    as_bool_mask,
+    as_float_array,
+    check_allocation,
+    check_axis,
+    check_probabilities,
+    working_dtype,
+)
 
 
 def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.ndarray:
@@ -58,7 +65,11 @@ def _softmax_inplace(s: np.ndarray, axis: int = -1, mask: np.ndarray | None = No
     The private kernel behind :func:`softmax` and the attention functions, which check the
     arguments first: ``s`` is a floating array the caller owns, with no NaN or ``+inf``
     (``-inf`` means zero weight); ``mask`` is None or a boolean array that broadcasts to ``s``.
+    float16 is computed in float32 (see :func:`attnlib._validation.working_dtype`).
     """
+    if s.dtype != working_dtype(s.dtype):
+        s[...] = _softmax_inplace(s.astype(working_dtype(s.dtype)), axis=axis, mask=mask)
+        return s
     if mask is not None:
         np.copyto(s, -np.inf, where=~mask)
     row_max = s.max(axis=axis, keepdims=True)
@@ -93,8 +104,11 @@ def softmax_jacobian(p: ArrayLike) -> np.ndarray:
     ------
     ValueError
         If ``p`` holds NaN, infinity or values outside [0, 1], or a row sums neither to 1 nor
-        to 0.
+        to 0, or the Jacobian would exceed ``attnlib._validation.MAX_BYTES`` (4 GiB).
     """
     p = as_float_array(p, "p", min_ndim=1)
+    check_allocation(
+        (*p.shape, p.shape[-1]), p.dtype, f"the Jacobian (..., n, n) of p shape {p.shape}"
+    )
     check_probabilities(p, "p", allow_zero_rows=True)
     return p[..., :, None] * np.eye(p.shape[-1], dtype=p.dtype) - p[..., :, None] * p[..., None, :]

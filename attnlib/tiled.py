@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import check_int, check_scale
-from .attention import check_qkv, scaled_scores
+from ._validation import check_int, check_scale, working_dtype
+from .attention import check_qkv, check_scores_size, scaled_scores
 
 __all__ = ["TileStep", "tiled_attention", "tiled_attention_steps"]
 
@@ -97,16 +97,22 @@ def _check_tiled_args(
             f"causal=True needs at least as many keys as queries; got T_q={T_q}, T_k={T_k}"
             f" (Q shape {Q.shape}, K shape {K.shape})"
         )
+    check_scores_size(Q, K, min(block_size, T_q), min(block_size, T_k))
     return Q, K, V, block_size, s
 
 
 def _tile_steps(
     Q: np.ndarray, K: np.ndarray, V: np.ndarray, block_size: int, causal: bool, scale: float
 ) -> Iterator[TileStep]:
-    """The kernel: one TileStep per computed tile, query block by query block (trusted inputs)."""
+    """The kernel: one TileStep per computed tile, query block by query block (trusted inputs).
+
+    The running state is kept in the working dtype: float32 for float16 inputs (as
+    FlashAttention keeps it), since ``l`` sums up to T_k terms of at most 1.
+    """
     T_q, T_k = Q.shape[-2], K.shape[-2]
     offset = T_k - T_q  # causal: query i sees keys j <= i + offset (bottom-right aligned)
-    dtype = np.result_type(Q, K, V)
+    dtype = working_dtype(np.result_type(Q, K, V))
+    Q, K, V = (a.astype(dtype, copy=False) for a in (Q, K, V))
     batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     index = 0
     for q_block, q0 in enumerate(range(0, T_q, block_size)):
@@ -178,7 +184,8 @@ def tiled_attention_steps(
     Yields
     ------
     TileStep
-        The tile's position, scores and the running ``m``, ``l``, ``acc`` of its query rows.
+        The tile's position, scores and the running ``m``, ``l``, ``acc`` of its query rows
+        (in float32 for float16 inputs: ``l`` sums up to T_k terms, past float16's 65,504).
         The arrays are new for every step (a step is never changed afterwards), so the steps can
         be kept in a list.
 
@@ -240,12 +247,14 @@ def tiled_attention(
     Notes
     -----
     Inputs are checked as in :func:`attnlib.scaled_dot_product_attention`: NaN or infinity in
-    Q, K or V raises ValueError; float32 stays float32; integers become float64.
+    Q, K or V raises ValueError; float32 stays float32; integers become float64; float16 is
+    computed in float32 and the output rounded to float16. A tile larger than
+    ``attnlib._validation.MAX_BYTES`` (a huge ``block_size`` over long inputs) raises ValueError.
     """
     Q, K, V, block_size, s = _check_tiled_args(Q, K, V, block_size, causal, scale)
     batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     out = np.empty((*batch, Q.shape[-2], V.shape[-1]), dtype=np.result_type(Q, K, V))
     for step in _tile_steps(Q, K, V, block_size, causal, s):
         if step.last:
-            out[..., step.rows, :] = step.output
+            out[..., step.rows, :] = step.output  # rounded to out's dtype (float16 stays so)
     return out

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._validation import check_int, check_positive_real
+from ._validation import check_bytes, check_int, check_positive_real
 
 #: Elements of q (and of k) drawn per chunk: 2**18 float32 numbers = 1 MiB each.
 CHUNK_ELEMENTS = 2**18
@@ -54,8 +54,9 @@ def sample_dot_products(
         If ``d_k``, ``n_pairs`` or ``workers`` is not an integer, ``rng`` is not a Generator,
         or a sigma is not a real number.
     ValueError
-        If ``d_k``, ``n_pairs`` or ``workers`` is < 1, a sigma is not finite and > 0, or the
-        dot products do not fit in float64 (``sigma_q = sigma_k = 1e200``, say).
+        If ``d_k``, ``n_pairs`` or ``workers`` is < 1, a sigma is not finite and > 0, the
+        dot products do not fit in float64 (``sigma_q = sigma_k = 1e200``, say), or the memory
+        below would exceed ``attnlib._validation.MAX_BYTES`` (4 GiB).
 
     Notes
     -----
@@ -98,9 +99,14 @@ def sample_dot_products(
         )
     rows = max(1, CHUNK_ELEMENTS // d_k)
     n_chunks = -(-n_pairs // rows)
+    workers = min(workers, n_chunks)
+    # two float32 buffers of (rows, d_k) per thread, and the float64 result
+    check_bytes(
+        workers * 2 * rows * d_k * 4 + n_pairs * 8,
+        f"sample_dot_products(d_k={d_k}, n_pairs={n_pairs}) with {workers} thread(s)",
+    )
     generators = rng.spawn(n_chunks)
     out = np.empty(n_pairs)
-    workers = min(workers, n_chunks)
 
     def draw_chunks(first: int) -> None:
         """Fill chunks first, first + workers, ...; two buffers reused for all of them."""

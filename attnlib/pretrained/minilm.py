@@ -28,11 +28,12 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import check_int
 from ..attention import scaled_dot_product_attention
 from ..heads import merge_heads, split_heads
 from ..masks import padding_mask
 from .blocks import _layer_norm, gelu, l2_normalize, mean_pool
-from .files import ModelNotAvailableError, model_folder
+from .files import COMMAND, ModelNotAvailableError, model_folder
 
 __all__ = ["EncoderLayer", "Encoding", "MiniLM", "MiniLMConfig", "load_minilm"]
 
@@ -115,6 +116,11 @@ def _linear(x: np.ndarray, W: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _sentences(sentences: str | Sequence[str], name: str = "sentences") -> list[str]:
     if isinstance(sentences, str):
         return [sentences]
+    if isinstance(sentences, (bytes, bytearray)):
+        raise TypeError(
+            f"{name} must be a string or a list of strings; got {type(sentences).__name__}"
+            f" {sentences[:20]!r}: decode it first, e.g. {name}.decode('utf-8')"
+        )
     try:
         items = list(sentences)
     except TypeError:
@@ -350,8 +356,7 @@ class MiniLM:
             of their rows.
         """
         items = _sentences(sentences)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}")
+        batch_size = check_int(batch_size, "batch_size")
         chunks = [
             self.run(items[i : i + batch_size]).embeddings for i in range(0, len(items), batch_size)
         ]
@@ -415,8 +420,9 @@ def load_minilm(folder: str | Path | None = None, download: bool = True) -> Mini
     Raises
     ------
     ModelNotAvailableError
-        If the files are missing and cannot be fetched; the message says exactly how to get
-        them. attnlib never falls back to random weights.
+        If the files are missing and cannot be fetched, are damaged (the cached files are
+        checked against their published sha256) or cannot be read; the message names the file
+        and the one command that fixes it. attnlib never falls back to random weights.
     """
     from safetensors.numpy import load_file
     from tokenizers import Tokenizer
@@ -431,19 +437,22 @@ def load_minilm(folder: str | Path | None = None, download: bool = True) -> Mini
         raise ModelNotAvailableError(
             f"{folder} lacks {', '.join(missing)}: it is not an all-MiniLM-L6-v2 model folder"
         )
-    cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    cfg = _read(folder / "config.json", _json)
     st_cfg_path = folder / "sentence_bert_config.json"
-    st_cfg = json.loads(st_cfg_path.read_text(encoding="utf-8")) if st_cfg_path.exists() else {}
-    config = MiniLMConfig(
-        n_layers=cfg["num_hidden_layers"],
-        n_heads=cfg["num_attention_heads"],
-        d_model=cfg["hidden_size"],
-        d_ff=cfg["intermediate_size"],
-        vocab_size=cfg["vocab_size"],
-        max_positions=cfg["max_position_embeddings"],
-        max_seq_length=int(st_cfg.get("max_seq_length", cfg["max_position_embeddings"])),
-        layer_norm_eps=float(cfg["layer_norm_eps"]),
-    )
+    st_cfg = _read(st_cfg_path, _json) if st_cfg_path.exists() else {}
+    try:
+        config = MiniLMConfig(
+            n_layers=cfg["num_hidden_layers"],
+            n_heads=cfg["num_attention_heads"],
+            d_model=cfg["hidden_size"],
+            d_ff=cfg["intermediate_size"],
+            vocab_size=cfg["vocab_size"],
+            max_positions=cfg["max_position_embeddings"],
+            max_seq_length=int(st_cfg.get("max_seq_length", cfg["max_position_embeddings"])),
+            layer_norm_eps=float(cfg["layer_norm_eps"]),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise ModelNotAvailableError(_unreadable(folder / "config.json", err)) from None
     if (
         cfg.get("hidden_act") != "gelu"
         or cfg.get("position_embedding_type", "absolute") != "absolute"
@@ -453,7 +462,33 @@ def load_minilm(folder: str | Path | None = None, download: bool = True) -> Mini
             f" (hidden_act={cfg.get('hidden_act')!r},"
             f" position_embedding_type={cfg.get('position_embedding_type')!r})"
         )
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer = _read(folder / "tokenizer.json", lambda p: Tokenizer.from_file(str(p)))
     tokenizer.no_padding()
     tokenizer.enable_truncation(max_length=config.max_seq_length)
-    return MiniLM(load_file(str(folder / "model.safetensors")), tokenizer, config, folder)
+    tensors = _read(folder / "model.safetensors", lambda p: load_file(str(p)))
+    try:
+        return MiniLM(tensors, tokenizer, config, folder)
+    except (KeyError, IndexError) as err:
+        raise ModelNotAvailableError(_unreadable(folder / "model.safetensors", err)) from None
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _read(path: Path, reader):
+    """``reader(path)``; any error of the file's library becomes a ModelNotAvailableError that
+    names the file and the command that repairs it."""
+    try:
+        return reader(path)
+    except Exception as err:  # safetensors, tokenizers and json raise their own kinds
+        raise ModelNotAvailableError(_unreadable(path, err)) from None
+
+
+def _unreadable(path: Path, err: BaseException) -> str:
+    detail = " ".join(str(err).split())[:200]
+    return (
+        f"The model file {path} cannot be read ({type(err).__name__}: {detail}).\n"
+        f"If it is attnlib's cached copy, repair it (it downloads 84 MB again) with\n\n"
+        f"    {COMMAND} --refetch\n"
+    )

@@ -14,15 +14,15 @@
 # ---
 
 # %% [markdown]
-# # 07 · Multi-head, multi-query and grouped-query attention, and the KV cache
+# # 07 · Multi-head attention: heads, $W_O$ and what they cost
 #
 # One attention head gives each token one weighting of the sentence. A token often needs
 # several at once: which noun "it" refers to, which verb it belongs to, what came just before.
 # A transformer layer therefore runs several heads side by side, each on its own slice of the
 # model width, and mixes their outputs. This notebook builds multi-head attention from the
-# single head of notebooks 01-06, counts what it costs, and then follows the heads into text
-# generation, where the keys and values of past tokens are kept in a **KV cache** and where
-# multi-query and grouped-query attention make that cache smaller.
+# single head of notebooks 01-06 and counts what it costs. Notebook 08 follows the heads into
+# text generation (the KV cache, and the K/V heads that multi-query and grouped-query attention
+# share).
 #
 # **Learning goals.** After this notebook you can
 #
@@ -33,10 +33,7 @@
 #    $d_{head}$ cost what one head of width $d_{model}$ costs, except for the
 #    $n_{heads} \cdot T^2$ attention weights;
 # 4. tell self-attention from cross-attention, and show that attention without positions does
-#    not see word order;
-# 5. draw which query heads share which key/value heads in multi-query (MQA) and grouped-query
-#    (GQA) attention, and compute a KV cache's size for a real model;
-# 6. generate token by token with a KV cache and get exactly the output of causal attention.
+#    not see word order.
 #
 # Notation, as in the earlier notebooks: $T$ tokens, model width $d_{model}$, $n_{heads}$ heads
 # of width $d_{head} = d_{model} / n_{heads}$ (within one head, $d_k = d_v = d_{head}$).
@@ -165,24 +162,19 @@ print(f"d_model = {d_model}, n_heads = {n_heads}: d_head = {d_model} / {n_heads}
 X = rng.normal(size=(T, d_model))
 W_Q, W_K, W_V, W_O = rng.normal(size=(4, d_model, d_model)) / np.sqrt(d_model)
 
-
-def softmax_rows(s):
-    """Softmax of each row, with the row maximum subtracted first (notebook 05)."""
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 # %% [markdown]
 # The whole layer, the way the lesson's code writes it: project, split, attend in every head at
 # once, merge, project with $W_O$.
 
 # %%
+from attnlib import softmax
+
 Q = (X @ W_Q).reshape(T, n_heads, d_head).transpose(1, 0, 2)  # (n_heads, T, d_head)
 K = (X @ W_K).reshape(T, n_heads, d_head).transpose(1, 0, 2)
 V = (X @ W_V).reshape(T, n_heads, d_head).transpose(1, 0, 2)
 
 scores = Q @ K.transpose(0, 2, 1) / np.sqrt(d_head)  # (n_heads, T, T)
-weights = softmax_rows(scores)  # (n_heads, T, T)
+weights = softmax(scores, axis=-1)  # (n_heads, T, T): notebook 05's softmax
 heads = weights @ V  # (n_heads, T, d_head)
 concat = heads.transpose(1, 0, 2).reshape(T, d_model)  # (T, d_model)
 output = concat @ W_O  # (T, d_model)
@@ -236,7 +228,7 @@ print(f"  / sqrt(d_model) = / {np.sqrt(d_model):4.1f}: std {dots.std() / np.sqrt
 # %%
 raw = Q @ K.transpose(0, 2, 1)
 for label, divisor in [("sqrt(d_head)", np.sqrt(d_head)), ("sqrt(d_model)", np.sqrt(d_model))]:
-    top = softmax_rows(raw / divisor).max(axis=-1).mean()
+    top = softmax(raw / divisor, axis=-1).max(axis=-1).mean()
     print(f"divide by {label:<14}: mean largest weight {top:.3f}")
 
 # %% [markdown]
@@ -263,20 +255,27 @@ print("concat @ W_O == sum of head_i @ W_O^(i):", np.allclose(per_head, output))
 #
 # Each head has its own slice of $W_Q$ and $W_K$, so each weighs the same sentence its own
 # way. The eight $(T, T)$ weight matrices of our layer (rows: the query token; columns: the key
-# token it attends to; darker = more weight, on the same 0-to-1 scale in every panel):
+# token it attends to). Nine tokens share each row's weight of 1, so most weights are small;
+# the colour scale runs from 0 to the largest weight of any head (the bar on the right), the
+# same in every panel, so that weights of 0.1 or 0.2 still show.
 
 # %%
 from attnlib.pictures.heatmap import attention_heatmap
 
-fig, axes = plt.subplots(2, 4, figsize=(15, 9.2))
+print(f"weights: median {np.median(weights):.3f}, largest {weights.max():.3f}")
+fig, axes = plt.subplots(2, 4, figsize=(9.2, 5.6), layout="constrained")
 for i, ax in enumerate(axes.flat):
-    attention_heatmap(weights[i], tokens, tokens, ax=ax, annotate=False, title=f"head {i}")
+    image, _ = attention_heatmap(
+        weights[i], tokens, tokens, ax=ax, annotate=False, title=f"head {i}", vmax=weights.max()
+    )
+    ax.tick_params(labelsize=7)
     plt.setp(ax.get_xticklabels(), rotation=60, ha="left", rotation_mode="anchor")
     ax.set_xlabel("")
+    ax.set_ylabel("")
     if i % 4:
-        ax.set_ylabel("")
         ax.set_yticklabels([])
-fig.subplots_adjust(left=0.07, right=0.99, top=0.88, bottom=0.01, wspace=0.08, hspace=0.42)
+fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight")
+fig.supylabel("query (attending)", fontsize=9)
 plt.show()
 
 # %% [markdown]
@@ -383,7 +382,7 @@ Wq, Wk, Wv = rng.normal(size=(3, d_small, d_small)) / np.sqrt(d_small)
 Q_x = split_heads(X_dec @ Wq, h_small)  # (h, T_q, d_head) = (2, 3, 4)
 K_x = split_heads(X_enc @ Wk, h_small)  # (h, T_k, d_head) = (2, 5, 4)
 V_x = split_heads(X_enc @ Wv, h_small)
-A_x = softmax_rows(Q_x @ K_x.transpose(0, 2, 1) / np.sqrt(d_small // h_small))
+A_x = softmax(Q_x @ K_x.transpose(0, 2, 1) / np.sqrt(d_small // h_small), axis=-1)
 print("Q", Q_x.shape, " K", K_x.shape, " V", V_x.shape, " weights", A_x.shape)
 print("head 0 weights (rows: German queries, columns: English keys):")
 print(A_x[0])
@@ -429,255 +428,13 @@ print(
 )
 
 # %% [markdown]
-# ## Multi-query and grouped-query attention
-#
-# A lesson's "next steps" promise to *"compare multi-head, multi-query, and grouped-query
-# attention using explicit head and cache shapes"*. The idea: keep all $n_{heads}$ query heads,
-# but let several of them share one key head and one value head. With $n_{kv\_heads}$ K/V heads
-# ($n_{kv\_heads}$ divides $n_{heads}$), query head $i$ reads K/V head
-#
-# $$g(i) = \left\lfloor \frac{i}{n_{heads} / n_{kv\_heads}} \right\rfloor,
-# \qquad \text{head}_i = \mathrm{softmax}\!\left(\frac{Q_i K_{g(i)}^\top}{\sqrt{d_{head}}}\right)
-# V_{g(i)}.$$
-#
-# $n_{kv\_heads} = n_{heads}$ is ordinary multi-head attention (MHA), $n_{kv\_heads} = 1$ is
-# multi-query attention (MQA), anything in between grouped-query attention (GQA). For 8 query
-# heads:
-
-# %%
-for n_kv_heads in (8, 4, 2, 1):
-    g = np.arange(n_heads) // (n_heads // n_kv_heads)
-    print(f"n_kv_heads = {n_kv_heads}: query head i reads K/V head {g}")
-
-# %%
-from attnlib.pictures.head_sharing import plot_head_sharing
-
-fig, axes = plt.subplots(1, 3, figsize=(15, 2.6))
-for ax, (n_kv_heads, name) in zip(axes, [(8, "MHA"), (2, "GQA"), (1, "MQA")]):
-    plot_head_sharing(n_heads, n_kv_heads, ax=ax, title=f"{name}: n_kv_heads = {n_kv_heads}")
-fig.tight_layout()
-plt.show()
-
-# %% [markdown]
-# In numpy, GQA needs two changes to our layer: $W_K$ and $W_V$ have only
-# $n_{kv\_heads} \cdot d_{head}$ columns, and before the scores each K/V head is repeated for
-# the query heads of its group (`np.repeat` along the head axis is exactly $g(i)$):
-
-# %%
-n_kv_heads = 2
-group = n_heads // n_kv_heads
-W_K_gqa = rng.normal(size=(d_model, n_kv_heads * d_head)) / np.sqrt(d_model)  # (512, 128)
-W_V_gqa = rng.normal(size=(d_model, n_kv_heads * d_head)) / np.sqrt(d_model)
-
-K_gqa = split_heads(X @ W_K_gqa, n_kv_heads)  # (n_kv_heads, T, d_head)
-V_gqa = split_heads(X @ W_V_gqa, n_kv_heads)
-K_rep = np.repeat(K_gqa, group, axis=0)  # (n_heads, T, d_head): K/V head g(i) for head i
-V_rep = np.repeat(V_gqa, group, axis=0)
-weights_gqa = softmax_rows(Q @ K_rep.transpose(0, 2, 1) / np.sqrt(d_head))
-output_gqa = merge_heads(weights_gqa @ V_rep) @ W_O
-print("K", K_gqa.shape, "-> repeated", K_rep.shape)
-
-ref_gqa, _ = multi_head_attention(X, W_Q, W_K_gqa, W_V_gqa, W_O, n_heads, n_kv_heads)
-print("multi_head_attention(..., n_kv_heads=2) agrees:", np.allclose(ref_gqa, output_gqa))
-
-# %% [markdown]
-# Three checks that the names mean what they say:
-#
-# 1. $n_{kv\_heads} = n_{heads}$ is MHA: the result is the ordinary multi-head layer.
-# 2. $n_{kv\_heads} = 1$ is MQA: all 8 query heads use one and the same key matrix.
-# 3. GQA is MHA with **tied** weights: repeat each K/V head's block of columns in $W_K$ and
-#    $W_V$ for every query head of its group, and ordinary MHA gives the GQA result.
-
-# %%
-mha_as_gqa, _ = multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, n_kv_heads=n_heads)
-print("1. n_kv_heads = n_heads equals MHA:", np.allclose(mha_as_gqa, output))
-
-K_mqa = np.repeat(split_heads(X @ W_K_gqa[:, :d_head], 1), n_heads, axis=0)
-print(
-    "2. MQA: every query head sees the same keys:",
-    all(np.array_equal(K_mqa[i], K_mqa[0]) for i in range(n_heads)),
-)
-
-
-def tie(W):
-    """Repeat each K/V head's block of d_head columns for the `group` query heads it serves."""
-    blocks = W.reshape(d_model, n_kv_heads, d_head)
-    return np.repeat(blocks, group, axis=1).reshape(d_model, n_heads * d_head)
-
-
-tied, _ = multi_head_attention(X, W_Q, tie(W_K_gqa), tie(W_V_gqa), W_O, n_heads)
-print("3. MHA with tied W_K, W_V equals GQA:", np.allclose(tied, output_gqa))
-print(f"   W_K entries: MHA {W_K.size:,}, GQA {W_K_gqa.size:,}, MQA {W_K_gqa[:, :d_head].size:,}")
-
-# %% [markdown]
-# Fewer K/V heads save a little on the projections, but that is not why models use them. The
-# reason is the **KV cache**.
-
-# %% [markdown]
-# ## The KV cache
-#
-# A language model generates one token at a time. At step $t$ the newest token's query must be
-# compared with the keys of tokens $0, \dots, t$ and must average their values. The keys and
-# values of the earlier tokens do not change (with a causal mask, a token never sees what comes
-# after it), so the model computes them once and keeps them: the KV cache. Per layer it holds
-#
-# $$K_{cache},\ V_{cache} \in \mathbb{R}^{B \times n_{kv\_heads} \times T \times d_{head}},$$
-#
-# and its size for the whole model is
-#
-# $$\text{bytes} = 2 \times n_{layers} \times n_{kv\_heads} \times d_{head}
-# \times \text{bytes per number} \times T \times B,$$
-#
-# the 2 counting K and V. The number of *query* heads does not appear: that is the point of
-# MQA and GQA. Here is a realistic size, a decoder with 32 layers, 32 query heads of
-# $d_{head} = 128$ ($d_{model} = 4096$), stored in float16 (2 bytes), at a context of 8,192
-# tokens, batch 1:
-
-# %%
-n_layers, n_q_heads, d_head_big, bytes_per_number = 32, 32, 128, 2
-context, batch = 8192, 1
-print(
-    f"{n_layers} layers, {n_q_heads} query heads, d_head = {d_head_big}, float16,"
-    f" {context:,} tokens, batch {batch}\n"
-)
-print(f"{'':<5}{'K/V heads':>10}  {'K cache per layer':<24}{'per token':>12}{'8,192 tokens':>15}")
-for name, n_kv in [("MHA", 32), ("GQA", 8), ("MQA", 1)]:
-    per_token = 2 * n_layers * n_kv * d_head_big * bytes_per_number
-    total = per_token * context * batch
-    shape = f"({batch}, {n_kv}, {context}, {d_head_big})"
-    print(
-        f"{name:<5}{n_kv:>10}  {shape:<24}{per_token / 2**10:>8,.0f} KiB{total / 2**30:>11.3f} GiB"
-    )
-
-# %% [markdown]
-# The query for one new token has shape $(B, n_{heads}, 1, d_{head}) = (1, 32, 1, 128)$ in all
-# three. GQA with 8 K/V heads keeps a quarter of MHA's cache, MQA a thirty-second. The cache
-# grows with the batch too: serving 32 conversations at once multiplies every number by 32,
-# which is where an MHA cache outgrows a GPU. `attnlib.kv_cache.kv_cache_bytes` is the tested
-# formula:
-
-# %%
-from attnlib.kv_cache import kv_cache_bytes
-
-for name, n_kv in [("MHA", 32), ("GQA", 8), ("MQA", 1)]:
-    one_seq = kv_cache_bytes(context, n_layers, n_kv, d_head_big, np.float16)
-    many = kv_cache_bytes(context, n_layers, n_kv, d_head_big, np.float16, batch_size=32)
-    print(f"{name}: {one_seq / 2**30:6.3f} GiB for 1 sequence, {many / 2**30:6.1f} GiB for 32")
-
-# %% [markdown]
-# ### Exercise: size a cache
-#
-# A smaller model: 24 layers, 16 query heads that share 4 K/V heads of $d_{head} = 64$, its
-# cache stored in float32 (4 bytes per number). How many bytes does the KV cache take for one
-# sequence of $T = 2048$ tokens? Answer in bytes, not KiB or MiB. Stuck?
-# `ch08.kv_cache_bytes.hint()`, or `ch08.kv_cache_bytes.solution()`.
-
-# %%
-layers, n_q, n_kv, d_h, T_ctx, n_bytes = 24, 16, 4, 64, 2048, 4
-cache_bytes = ...  # your answer, in bytes
-from attnlib.exercises import ch08
-
-ch08.kv_cache_bytes.check(cache_bytes)
-
-# %% [markdown]
-# **Solution** (hidden; click the collapsed cell below to show it):
-
-# %% jupyter={"outputs_hidden": true, "source_hidden": true}
-ch08.kv_cache_bytes.check(2 * layers * n_kv * d_h * T_ctx * n_bytes)  # 2: K and V
-
-# %% [markdown]
-# ## Decoding with a KV cache, by hand
-#
-# Now the loop a model runs while it writes. We use our layer with GQA ($n_{heads} = 8$,
-# $n_{kv\_heads} = 2$) on the 9 tokens of the sentence, as if the model produced them one by
-# one. At each step we project **only the newest token**, append its key and value to the
-# cache, and let its query attend to everything in the cache. No mask is needed: the cache
-# holds no future token.
-
-# %%
-K_cache = np.zeros((n_kv_heads, 0, d_head))  # (n_kv_heads, tokens so far, d_head)
-V_cache = np.zeros((n_kv_heads, 0, d_head))
-decoded = []
-for t in range(T):
-    x_t = X[t : t + 1]  # (1, d_model): the newest token only
-    q_t = split_heads(x_t @ W_Q, n_heads)  # (n_heads, 1, d_head)
-    K_cache = np.concatenate([K_cache, split_heads(x_t @ W_K_gqa, n_kv_heads)], axis=1)
-    V_cache = np.concatenate([V_cache, split_heads(x_t @ W_V_gqa, n_kv_heads)], axis=1)
-    K_all = np.repeat(K_cache, group, axis=0)  # (n_heads, t + 1, d_head)
-    V_all = np.repeat(V_cache, group, axis=0)
-    a_t = softmax_rows(q_t @ K_all.transpose(0, 2, 1) / np.sqrt(d_head))  # (n_heads, 1, t + 1)
-    decoded.append(merge_heads(a_t @ V_all) @ W_O)  # (1, d_model)
-    if t in (0, 1, T - 1):
-        print(f"step {t} ({tokens[t]!r}): K cache {K_cache.shape}, weights {a_t.shape}")
-decoded = np.concatenate(decoded)  # (T, d_model)
-
-full_causal, _ = multi_head_attention(
-    X, W_Q, W_K_gqa, W_V_gqa, W_O, n_heads, n_kv_heads, mask=causal_mask(T)
-)
-print("token by token == full causal attention:", np.allclose(decoded, full_causal))
-
-# %% [markdown]
-# The same output, computed one row at a time. The saving is in the projections: without a
-# cache, step $t$ would recompute the keys and values of all $t + 1$ tokens,
-# $1 + 2 + \dots + T = T(T+1)/2$ projections in total instead of $T$:
-
-# %%
-for n in (T, context):
-    print(f"T = {n:>5,}: {n * (n + 1) // 2:>12,} projections without a cache, {n:>5,} with one")
-
-# %% [markdown]
-# `np.concatenate` copies the whole cache at every step; real implementations allocate the
-# cache once for the maximum length and write each new token into the next slot.
-# `attnlib.kv_cache.KVCache` does that, and `decode_with_kv_cache` runs the loop above with it
-# (on the per-head $Q$, $K$, $V$, with query heads grouped by their K/V head instead of
-# repeating the cache):
-
-# %%
-from attnlib.kv_cache import decode_with_kv_cache
-
-heads_ref, cache = decode_with_kv_cache(
-    split_heads(X @ W_Q, n_heads),
-    split_heads(X @ W_K_gqa, n_kv_heads),
-    split_heads(X @ W_V_gqa, n_kv_heads),
-)
-print("decode_with_kv_cache agrees:", np.allclose(merge_heads(heads_ref) @ W_O, decoded))
-print("cache keys", cache.keys.shape, "values", cache.values.shape)
-print(
-    f"cache bytes: {cache.nbytes:,} = kv_cache_bytes for 1 layer in float64:"
-    f" {kv_cache_bytes(T, 1, n_kv_heads, d_head, np.float64):,}"
-)
-
-# %% [markdown]
-# ## The grouped-query lab
-#
-# Drag the number of **query heads** and of **K/V heads** (the slider offers only the divisors
-# of the number of query heads, and follows it when it changes) and the **context length**.
-# Two lines above the picture name the kind of attention and spell out the cache's arithmetic.
-# In the picture, top: which query heads share which K/V head, one colour per group; bottom:
-# the KV cache of the whole model (32 layers, $d_{head} = 128$, float16, batch 1) for your
-# choice, and for the MHA and MQA versions with the same query heads, on a log scale; the
-# dashed line marks 80 GB, the memory of one large accelerator.
-#
-# Things to try: set 64 query heads and 131,072 tokens: where is MHA's cache compared with the
-# dashed line, and what do 32, 8 and 1 K/V heads give? With 12 query heads, which K/V head
-# counts does the slider offer, and why not 5? Move only the query heads with the K/V heads
-# fixed: which bars move?
-#
-# (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-from attnlib.widgets.heads import gqa_lab
-
-gqa_lab()
-
-# %% [markdown]
 # ## Check yourself
 #
 # 1. With $d_{model} = 512$ and 8 heads, a colleague divides every head's scores by
 #    $\sqrt{512}$ "because that is the model width". What happens to the weights, and why?
-# 2. A 32-layer model with 32 query heads of $d_{head} = 128$ in float16 moves from 8 K/V heads
-#    to 4. What happens to the KV cache, to the shape of $W_Q$, and to the shape of $W_K$?
+# 2. The same layer is run with 16 heads of width 32 instead of 8 of width 64, at $T = 4096$.
+#    What happens to the multiply-adds of the four projections, of $Q K^\top$ and of the
+#    weights times $V$, and to the number of attention weights the layer stores?
 # 3. Without positional information, you swap the words "animal" and "road" in the sentence.
 #    Which outputs change? And with a causal mask?
 #
@@ -690,22 +447,18 @@ gqa_lab()
 #    falls about two thirds of the way towards the uniform $1/9$, and every head averages
 #    almost blindly. The scale belongs to the width of the vectors actually compared,
 #    $d_{head}$.
-# 2. The cache halves, from 128 KiB to 64 KiB per token (1 GiB to 512 MiB at 8,192 tokens):
-#    its size is proportional to $n_{kv\_heads}$. $W_Q$ keeps its shape,
-#    $(4096, 32 \cdot 128) = (4096, 4096)$, because the query heads do not change; $W_K$ and
-#    $W_V$ go from $(4096, 8 \cdot 128) = (4096, 1024)$ to $(4096, 512)$.
-# 3. No output changes its value: "animal" gets the output "road" had before the swap and vice
-#    versa, and every other word keeps its output. Attention is permutation-equivariant
-#    without positions. With a causal mask, positions matter. "The" and the words after "road"
-#    see the same set of words as before and keep their outputs, but positions 1 to 4 change:
-#    "road", now second, sees only "The" and itself; "crossed the" see "road" instead of
-#    "animal"; and "animal", now fifth, sees five words instead of two.
-#
-# *The lab's questions.* At 64 query heads and 131,072 tokens, MHA's cache is 128 GiB, above
-# the 80 GB line; 32 K/V heads halve it to 64 GiB, just below; 8 give 16 GiB and 1 (MQA) 2 GiB.
-# With 12 query heads the slider offers 1, 2, 3, 4, 6 and 12: 5 does not divide 12, so the
-# query heads could not be shared out equally. With the K/V heads fixed, moving the query
-# heads changes only the MHA bar: the cache depends on the K/V heads alone.
+# 2. Every product keeps its multiply-adds: 16 heads of 32 do $16 \cdot T^2 \cdot 32 = 8 \cdot
+#    T^2 \cdot 64$, and the projections do not depend on the head count at all. The stored
+#    weights double, from $8 T^2$ to $16 T^2$ (from 512 MiB to 1 GiB in float32 at
+#    $T = 4096$), as do the exponentials.
+# 3. Each word keeps its own output; what changes is where it sits. After the swap, position 1
+#    holds "road" with the output "road" had at position 4, and position 4 holds "animal" with
+#    the output "animal" had: the two *positions* swap outputs, and every other position keeps
+#    its output. That is permutation equivariance, $\mathrm{MultiHead}(PX) = P\,
+#    \mathrm{MultiHead}(X)$. With a causal mask, positions matter. "The" and the words after
+#    "road" see the same set of words as before and keep their outputs, but positions 1 to 4
+#    change: "road", now second, sees only "The" and itself; "crossed the" see "road" instead
+#    of "animal"; and "animal", now fifth, sees five words instead of two.
 #
 # </details>
 
@@ -720,10 +473,8 @@ gqa_lab()
 # - $n_{heads}$ heads cost the same multiply-adds as one head of width $d_{model}$, but keep
 #   $n_{heads}$ weight matrices of $T \times T$.
 # - Cross-attention takes queries from one sequence and keys and values from another
-#   ($T_q \ne T_k$). Without positions or masks, attention is permutation-equivariant.
-# - MQA and GQA keep every query head but share K/V heads: query head $i$ reads K/V head
-#   $\lfloor i / (n_{heads}/n_{kv\_heads}) \rfloor$. $n_{kv\_heads} = n_{heads}$ is MHA, 1 is
-#   MQA; GQA is MHA with tied $W_K, W_V$.
-# - The KV cache keeps the keys and values of past tokens: $2\, n_{layers}\, n_{kv\_heads}\,
-#   d_{head}$ numbers per token. Decoding with it gives exactly full causal attention, with
-#   $T$ projections instead of $T(T+1)/2$; MQA and GQA shrink it by $n_{heads}/n_{kv\_heads}$.
+#   ($T_q \ne T_k$). Without positions or masks, attention is permutation-equivariant: each
+#   word keeps its output wherever it stands.
+#
+# **Next:** [08 · Grouped-query attention and the KV cache](08_gqa_and_kv_cache.ipynb), where
+# the heads generate text one token at a time.

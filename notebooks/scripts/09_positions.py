@@ -40,16 +40,12 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+from attnlib import softmax  # the reference softmax of notebook 05
+
 np.set_printoptions(precision=4, suppress=True, linewidth=88)
 
 SEED = 9
 rng = np.random.default_rng(SEED)
-
-
-def softmax_rows(s):
-    """Softmax of each row, with the row maximum subtracted first (notebook 05)."""
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 # %% [markdown]
@@ -67,7 +63,7 @@ W_Q, W_K, W_V = (rng.normal(size=(d_model, d_k)) / np.sqrt(d_model) for _ in ran
 def attention_output(words):
     X = np.array([embedding[w] for w in words])
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    return softmax_rows(Q @ K.T / np.sqrt(d_k)) @ V
+    return softmax(Q @ K.T / np.sqrt(d_k)) @ V
 
 
 a = attention_output(["dog", "bites", "man"])
@@ -512,7 +508,7 @@ print("head 0 (slope 1/2), the bias:\n", bias[0])
 scores6 = Q6 @ K6.T / np.sqrt(d_k)
 M = np.where(causal_mask(6), 0.0, -np.inf)  # notebook 06's additive mask
 for h in [0, 7]:
-    weights = softmax_rows(scores6 + bias[h] + M)
+    weights = softmax(scores6 + bias[h] + M)
     print(f"head {h} (slope {slopes[h]:.4f}), weights of the last token:", weights[5])
 
 # %%

@@ -26,16 +26,19 @@
 #
 # 1. count the multiply-adds and the memory of the $(T, T)$ scores, and say why doubling $T$
 #    quadruples them (and why 2k to 8k tokens is 16 times the work);
-# 2. measure the time of attention for growing $T$ and read the exponent off a log-log plot;
+# 2. (in the optional section) measure the time of attention for growing $T$ and read the
+#    exponent off a log-log plot;
 # 3. derive the online softmax: a running maximum $m$, a running normaliser $\ell$, and the
 #    rescale factor $e^{m_{old} - m_{new}}$ when the maximum grows;
 # 4. follow tiled attention tile by tile, and explain why its output equals plain attention to
 #    about $10^{-16}$ but not bit for bit;
 # 5. measure peak memory and show what tiling removes (the $T^2$ memory) and what it keeps (the
-#    $T^2$ work).
+#    $T^2$ work), and count the reads and writes of slow memory that make FlashAttention fast.
 #
 # Prerequisites: notebook 05 (subtracting the maximum inside softmax) and notebook 06 (the
-# causal mask). Notebook 07 counted the cost of heads; here we count the cost of $T$.
+# causal mask). Notebook 07 counted the cost of heads; here we count the cost of $T$. Depth
+# for later (the backward pass, fully masked tiles, the whole layer's cost) is in an optional
+# section at the end.
 
 # %% [markdown]
 # ## The claims we examine
@@ -69,11 +72,14 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # one BLAS thread: steadier timings
 os.environ["OMP_NUM_THREADS"] = "1"
 
+import math
 import time
 import tracemalloc
 
 import matplotlib.pyplot as plt
 import numpy as np
+
+from attnlib import tiled_attention
 
 np.set_printoptions(precision=4, suppress=True)
 
@@ -93,7 +99,9 @@ np.set_printoptions(precision=4, suppress=True)
 # \text{entries of } S \text{ (and of } A\text{)} = T^2 .$$
 #
 # Both are $T^2$ times something that does not depend on $T$: double $T$ and both grow
-# $2^2 = 4$ times. We use $d_k = d_v = 64$ (one head of the standard model with
+# $2^2 = 4$ times. (Hardware is rated in FLOP/s, floating-point operations per second; a
+# multiply-add is two of them, a multiplication and an addition, so the FLOPs are
+# $2\,T^2 (d_k + d_v)$.) We use $d_k = d_v = 64$ (one head of the standard model with
 # $d_{model} = 512$ split into 8 heads, as in notebook 07) and count in float32, 4 bytes a
 # number:
 
@@ -113,6 +121,9 @@ for T in (1024, 2048, 4096, 8192, 16384):
     print(f"{T:>7,} {madds:>16,} {entries:>14,} {entries * 4 / 2**20:>9,.0f} MiB {growth:>6.0f}x")
 
 print(
+    f"T = 8,192: {2 * attention_madds(8192, d_k, d_v) / 1e9:.1f} GFLOP per head (2 per multiply-add)"
+)
+print(
     "2k -> 8k tokens: the work grows",
     attention_madds(8192, d_k, d_v) // attention_madds(2048, d_k, d_v),
     "times",
@@ -128,131 +139,7 @@ n_heads, T = 8, 8192
 print(f"weights of one layer, {n_heads} heads, T = {T:,}: {n_heads * T * T * 4 / 2**30:.0f} GiB")
 
 # %% [markdown]
-# ### A precision note on "16× more attention work" (optional)
-#
-# The 16 is exact for the part of attention that compares tokens: $Q K^\top$, the softmax and
-# $A V$. An attention *layer* also projects every token, $Q = X W_Q$, $K = X W_K$,
-# $V = X W_V$ and the output through $W_O$: four products of $T \times d_{model}$ by
-# $d_{model} \times d_{model}$, which grow only linearly with $T$. With $d_{model} = 512$ the whole
-# layer grows a little less than 16 times:
-
-
-# %%
-def layer_madds(T, d_model=512):
-    """Multiply-adds of one attention layer: 4 projections plus Q K^T and A V of all heads."""
-    return 4 * T * d_model * d_model + attention_madds(T, d_model, d_model)
-
-
-print(f"whole layer, 2k -> 8k tokens: {layer_madds(8192) / layer_madds(2048):.2f} times the work")
-for T in (2048, 8192):
-    share = attention_madds(T, 512, 512) / layer_madds(T)
-    print(f"  T = {T:,}: Q K^T and A V are {share:.0%} of the layer's multiply-adds")
-
-# %% [markdown]
-# The longer the context, the more the $T^2$ part dominates and the closer the ratio gets to 16.
-# (The feed-forward block after attention also grows linearly, so a whole transformer grows by
-# less again.)
-
-# %% [markdown]
-# ## 2. Measuring it
-#
-# Counting is exact; a clock is the real test. Here is plain attention written out in numpy
-# (notebook 05's softmax with the row maximum subtracted), and `attnlib.tiled_attention`, the
-# tiled version that sections 3 and 4 build. We time both in float32 for $T$ from 256 to 2048.
-#
-# Two precautions make the measurement fair on a busy machine. We read
-# `time.process_time()`, the processor time *our* program used, rather than a wall clock, which
-# would also count the moments other programs had the processor. And we keep the fastest of
-# five runs per size, with the sizes interleaved.
-
-# %%
-import math
-
-from attnlib import tiled_attention
-
-
-def plain_attention(Q, K, V):
-    """softmax(Q K^T / sqrt(d_k)) V, building the whole (T, T) score matrix."""
-    S = Q @ K.T / math.sqrt(Q.shape[-1])
-    A = np.exp(S - S.max(axis=-1, keepdims=True))
-    A /= A.sum(axis=-1, keepdims=True)
-    return A @ V
-
-
-SEED = 8
-rng = np.random.default_rng(SEED)
-sizes = np.array([256, 512, 1024, 2048])
-inputs = {T: [rng.normal(size=(T, d)).astype(np.float32) for d in (d_k, d_k, d_v)] for T in sizes}
-methods = {
-    "plain": plain_attention,
-    "tiled": lambda Q, K, V: tiled_attention(Q, K, V, block_size=128),
-}
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-seconds = {name: np.full(len(sizes), np.inf) for name in methods}
-for _ in range(5):
-    for i, T in enumerate(sizes):
-        for name, method in methods.items():
-            start = time.process_time()
-            method(*inputs[T])
-            seconds[name][i] = min(seconds[name][i], time.process_time() - start)
-
-print(f"{'T':>6} {'plain (ms)':>11} {'x previous':>11} {'tiled (ms)':>11} {'x previous':>11}")
-for i, T in enumerate(sizes):
-    row = f"{T:>6}"
-    for name in methods:
-        growth = f"{seconds[name][i] / seconds[name][i - 1]:.1f}x" if i else ""
-        row += f" {1e3 * seconds[name][i]:>11.1f} {growth:>11}"
-    print(row)
-
-# %% [markdown]
-# If time is $c\,T^p$, then $\log(\text{time}) = \log c + p \log T$: on log-log axes it is a
-# straight line of slope $p$. The dashed grey lines have slope exactly 2.
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-fig, ax = plt.subplots(figsize=(6.5, 4))
-for name, marker in (("plain", "o"), ("tiled", "s")):
-    ax.loglog(sizes, 1e3 * seconds[name], marker=marker, label=f"{name} attention")
-for name in methods:  # slope-2 guides through each method's largest size
-    ax.loglog(sizes, 1e3 * seconds[name][-1] * (sizes / sizes[-1]) ** 2, "--", color="gray", lw=1)
-ax.set_xticks(sizes, [str(T) for T in sizes])
-ax.xaxis.set_minor_locator(plt.NullLocator())
-ax.set_xlabel("sequence length T (log scale)")
-ax.set_ylabel("processor time (ms, log scale)")
-ax.set_title("time of attention against T; dashed: slope 2")
-ax.legend()
-plt.show()
-
-# %% [markdown]
-# The slope is the exponent $p$; we fit it by least squares on the logarithms. (The step from
-# 256 to 512 is often steeper than 4x: a $256 \times 256$ float32 matrix, 256 KiB, fits in the
-# processor's cache, a larger one travels to and from main memory, which costs more per entry.)
-# The fitted values change a little from run to run, so what the notebook checks is a
-# tolerance: an exponent near 1 or near 3 would fail it.
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-exponents = {name: np.polyfit(np.log(sizes), np.log(secs), 1)[0] for name, secs in seconds.items()}
-for name, p in exponents.items():
-    print(f"{name}: fitted exponent p = {p:.2f}")
-
-# %%
-for name, p in exponents.items():
-    print(f"{name} attention: time grows like T^p, p close to 2 (1.5 < p < 2.5):", 1.5 < p < 2.5)
-
-# %% [markdown]
-# Both are quadratic: doubling $T$ multiplies the time by about 4 (the "x previous" columns),
-# tiled or not, because tiling does the same multiply-adds in a different order. Which of the
-# two is faster depends on the machine. On a CPU the tiled one can even win: a $128 \times 128$
-# tile stays in the processor's small, fast cache while a $2048 \times 2048$ matrix must travel
-# to and from main memory. That is FlashAttention's idea on a GPU, where the fast memory is the
-# chip's own; numpy does not control it, so we measure what we can control: memory, in section
-# 5.
-
-# %% [markdown]
-# ## 3. The online softmax, derived
+# ## 2. The online softmax, derived
 #
 # To compute the output of one query we need its whole row of scores $s_1, \dots, s_T$, because
 # softmax divides by a sum over all of them:
@@ -290,6 +177,7 @@ for name, p in exponents.items():
 # %%
 from attnlib.widgets.tiles import tiling_example
 
+SEED = 8
 T, d_k, d_v, block = 12, 4, 2, 4
 rng = np.random.default_rng(SEED)
 Q = rng.normal(size=(T, d_k))
@@ -359,7 +247,7 @@ def online_softmax_step_solution(m, l, acc, s, v):
 ch10.online_softmax_step.check(online_softmax_step_solution)
 
 # %% [markdown]
-# ## 4. Tiled attention, tile by tile
+# ## 3. Tiled attention, tile by tile
 #
 # One query row at a time would be slow. Tiled attention takes a **block of queries** at once
 # and streams the **blocks of keys** past it: each step computes one *tile* of scores,
@@ -451,8 +339,11 @@ print("float32 within 1e-6:", bool(gap32 < 1e-6))
 # %% [markdown]
 # Equal to within a few units in the last place, in every case; and not bit for bit, not even
 # with one tile (block 12). Floating-point arithmetic rounds after every operation, so the same
-# mathematics computed in a different order rounds differently. Three places where tiling
-# changes the order:
+# mathematics computed in a different order rounds differently; two lines show it in miniature
+# below.
+#
+# <details>
+# <summary>Three places where tiling changes the order</summary>
 #
 # - sums are added block by block instead of in one pass;
 # - $e^{s_j - m}$ for an early block is computed with the old maximum and then multiplied by
@@ -461,7 +352,7 @@ print("float32 within 1e-6:", bool(gap32 < 1e-6))
 #   attention divides each weight first and then sums, $\sum_j (e^{s_j - m}/\ell)\, v_j$
 #   (that is the difference at block 12).
 #
-# Two lines show it in miniature:
+# </details>
 
 # %%
 print("(0.1 + 0.2) + 0.3 =", (0.1 + 0.2) + 0.3, "  0.1 + (0.2 + 0.3) =", 0.1 + (0.2 + 0.3))
@@ -482,15 +373,42 @@ print("exp(1) * exp(1) =", math.exp(1) * math.exp(1), "  exp(2) =", math.exp(2))
 # </details>
 
 # %% [markdown]
-# ## 5. Memory: what tiling removes
+# ## 4. Memory: what tiling removes
 #
 # Python's `tracemalloc` records the memory that numpy allocates, and its largest total while a
-# function runs, the **peak**. We measure the peak of each method on the inputs of section 2
-# (float32, $d_k = d_v = 64$, blocks of 128; the inputs themselves exist before and are not
-# counted). `tracemalloc` counts every thread of the process, and the kernel that runs this
-# notebook has threads of its own (they carry outputs to your browser) that allocate a few
-# kilobytes now and then; they can only add to a peak, so, as with the clock, we keep the
-# smallest of three runs:
+# function runs, the **peak**. We measure the peak of plain attention written out in numpy
+# (notebook 05's softmax with the row maximum subtracted) and of `attnlib.tiled_attention`, the
+# tiled version of sections 2 and 3, in float32 for $T$ from 256 to 2048 ($d_k = d_v = 64$,
+# blocks of 128; the inputs exist before and are not counted). As with the clock, we keep the smallest of three runs.
+#
+# <details>
+# <summary>Why the smallest of three</summary>
+#
+# `tracemalloc` counts every thread of the process, and the kernel that runs this notebook has
+# threads of its own (they carry outputs to your browser) that allocate a few kilobytes now and
+# then. They can only add to a peak, so the smallest of three runs is the function's own.
+#
+# </details>
+
+
+# %%
+def plain_attention(Q, K, V):
+    """softmax(Q K^T / sqrt(d_k)) V, building the whole (T, T) score matrix."""
+    S = Q @ K.T / math.sqrt(Q.shape[-1])
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A /= A.sum(axis=-1, keepdims=True)
+    return A @ V
+
+
+rng = np.random.default_rng(SEED)
+sizes = np.array([256, 512, 1024, 2048])
+inputs = {
+    T: [rng.normal(size=(T, 64)).astype(np.float32) for _ in range(3)] for T in sizes
+}  # Q, K, V
+methods = {
+    "plain": plain_attention,
+    "tiled": lambda Q, K, V: tiled_attention(Q, K, V, block_size=128),
+}
 
 
 # %%
@@ -518,20 +436,7 @@ for i, T in enumerate(sizes):
 # Plain attention peaks at exactly three $(T, T)$ matrices: `S`, then `S - max` and its
 # exponential, alive at the same moment. Its peak grows 4 times per doubling of $T$. The tiled
 # peak is a few tiles of $128 \times 128$ plus the output, $(T, d_v)$: it grows only linearly,
-# with the output.
-
-# %%
-fig, ax = plt.subplots(figsize=(6.5, 4))
-for name, marker in (("plain", "o"), ("tiled", "s")):
-    ax.loglog(sizes, peaks[name], marker=marker, label=f"{name} attention")
-ax.loglog(sizes, peaks["plain"][0] * (sizes / sizes[0]) ** 2, "--", color="gray", label="slope 2")
-ax.set_xticks(sizes, [str(T) for T in sizes])
-ax.xaxis.set_minor_locator(plt.NullLocator())
-ax.set_xlabel("sequence length T (log scale)")
-ax.set_ylabel("peak memory (MiB, log scale)")
-ax.set_title("peak memory of attention against T")
-ax.legend()
-plt.show()
+# with the output (the optional section plots both).
 
 # %% [markdown]
 # The memory wall is removed. The work is not: tiled attention still computes every tile. We
@@ -549,7 +454,7 @@ print(f"plain attention, T = {T_big}: {attention_madds(T_big, 64, 64):,} multipl
 
 # %% [markdown]
 # The same number: $(T/128)^2$ tiles of $128^2 (d_k + d_v)$ multiply-adds each is
-# $T^2 (d_k + d_v)$, and section 2 measured its time growing like $T^2$. That is the lesson's
+# $T^2 (d_k + d_v)$ (the optional section measures its time growing like $T^2$). That is the lesson's
 # last sentence, both halves, in numbers: tiling "removes the memory wall but not the quadratic
 # compute". At lengths we cannot run here, the counts are exact:
 
@@ -560,7 +465,62 @@ for T in (8192, 32768, 131072):
 print(f"one 128 x 128 tile in float32: {128 * 128 * 4 // 1024} KiB, whatever T is")
 
 # %% [markdown]
-# ## 6. The tiling lab
+# ### Memory traffic: what makes FlashAttention fast
+#
+# Peak memory is one wall; on a GPU the other is **memory traffic**. A GPU has a large, slow
+# memory (HBM, tens of gigabytes) and a small, fast one on the chip (SRAM, some hundreds of
+# kilobytes per core). Attention does few operations per number it touches, so its time goes
+# mostly into moving numbers between the two (notebook 08 met the same ratio of FLOPs to
+# bytes in decoding). Dao et al. (2022), *FlashAttention: Fast and Memory-Efficient Exact
+# Attention with IO-Awareness*, count those reads and writes; their Theorem 2: standard
+# attention needs $\Theta(Nd + N^2)$ accesses to HBM, FlashAttention $\Theta(N^2 d^2 / M)$,
+# for $N$ tokens, head width $d$ and $M$ numbers of fast memory.
+#
+# We count both for $N$ tokens and $d = d_k = d_v$. Plain attention reads $Q$ and $K$, writes
+# $S$, reads it back for the softmax, writes the weights $P$, reads them and $V$, writes $O$:
+# $4N^2 + 4Nd$ numbers. Tiled attention (our loop order: a block of $B$ queries stays in fast
+# memory while the key blocks stream past) reads $Q$ once and writes $O$ once, but reads all of
+# $K$ and $V$ once per query block: $2Nd + (N/B) \cdot 2Nd$. The second count, taken from the
+# tiles `tiled_attention` actually computes, at $T = 1024$ in blocks of 128:
+
+
+# %%
+def moved_plain(N, d):
+    """Numbers plain attention reads and writes in slow memory: Q, K in; S out and in; P out
+    and in, V in; O out."""
+    return 2 * N * d + 4 * N * N + 2 * N * d
+
+
+def moved_tiled(N, d, B):
+    """Q in and O out once; K and V in once per query block of B rows."""
+    return 2 * N * d + (N // B) * 2 * N * d
+
+
+moved = 0
+for step in tiled_attention_steps(Qb, Kb, Vb, block_size=128):
+    n_rows, n_cols = step.scores.shape
+    moved += 2 * n_cols * 64  # this key block's K and V come in
+    moved += n_rows * 64 * (step.k_block == 0)  # the query block's Q comes in
+    moved += n_rows * 64 * step.last  # and its output goes out
+print(f"tiled, counted tile by tile: {moved:,} numbers; formula: {moved_tiled(1024, 64, 128):,}")
+
+print(f"\n{'N':>8} {'plain':>16} {'tiled, B = 128':>16} {'plain / tiled':>14}")
+for N in (1024, 8192, 131072):
+    plain, tiled = moved_plain(N, 64), moved_tiled(N, 64, 128)
+    print(f"{N:>8,} {plain:>16,} {tiled:>16,} {plain / tiled:>14.2f}")
+
+# %% [markdown]
+# Both counts still grow like $N^2$, but tiling moves $d/(2B)$ as much, here about a quarter:
+# the $N^2$ matrices never travel, only $K$ and $V$, once per query block. How large $B$ can be
+# is set by the fast memory: a query block, its running output, a key block, a value block and
+# one tile must fit, about $4Bd + B^2 \le M$ numbers, so $B$ grows with $M/d$, and
+# $N^2 d / B$ is the theorem's $N^2 d^2 / M$. With $d = 64$, $B = 128$ takes 48K numbers (96 KiB
+# in float16), which fits in one core's fast memory of a recent GPU. Fewer bytes moved is what
+# makes FlashAttention several times faster on a GPU even though it does the same, or in the
+# backward pass more, arithmetic (the optional section shows why more).
+
+# %% [markdown]
+# ## 5. The tiling lab
 #
 # Step through tiled attention on the 12-token example. The **tiles done** slider moves through
 # the schedule; **block size** cuts the score matrix into tiles of 2, 3, 4 or 6; **causal
@@ -606,11 +566,18 @@ tiling_lab(Q, K, V)
 #    rescalings. It saves memory: only one tile of scores exists at a time, so the peak grows
 #    like $T$ instead of $T^2$. With a causal mask it skips the tiles entirely above the
 #    diagonal (3 of 9 in our example; close to half when there are many tiles). Plain
-#    attention as we wrote it computes the whole matrix and then masks it.
+#    attention as we wrote it computes the whole matrix and then masks it. On a GPU the
+#    bigger saving is traffic: tiled attention reads and writes slow memory about $d/(2B)$
+#    times as much as plain attention, because the $T \times T$ matrices never travel.
 #
-# *The lab's question.* Query block 0 holds the first queries; under the causal mask they see
-# only keys up to their own position, which all lie in key block 0. Every later key block is
-# in their future, so it is skipped.
+# *The lab's questions.* At block size 2, counted in the optional section's last cell: queries
+# 0 to 11 see their maximum grow 0, 0, 1, 1, 1, 1, 0, 2, 2, 2, 2, 0 times after their first
+# key block, 12 times in 60 later blocks, never more than twice; a row whose largest score
+# comes in its first block never rescales. (For scores in random order, block $k$ holds a new
+# maximum with probability $1/k$: 1.45 growths per row on average, so our 12 rows, 1.00, are
+# on the low side.) With the causal mask, query block 0 holds the first queries, which see
+# only keys up to their own position, all in key block 0; every later key block is in their
+# future, so it is skipped.
 #
 # </details>
 
@@ -619,8 +586,8 @@ tiling_lab(Q, K, V)
 #
 # - Attention compares every query with every key: $T^2 (d_k + d_v)$ multiply-adds and $T^2$
 #   scores per head. Double $T$ and both grow 4 times; 2k to 8k tokens is exactly 16 times.
-# - Measured, the time grows like $T^p$ with $p$ close to 2, once the matrices no longer fit in
-#   the processor's cache.
+# - Measured (optional section), the time grows like $T^p$ with $p$ close to 2, once the
+#   matrices no longer fit in the processor's cache.
 # - The online softmax keeps a running maximum $m$, normaliser $\ell$ and weighted sum
 #   $\mathrm{acc}$; when a block raises the maximum, the old $\ell$ and $\mathrm{acc}$ are
 #   multiplied by $e^{m_{old} - m_{new}}$. After the last block $\mathrm{acc}/\ell$ is the exact
@@ -629,4 +596,201 @@ tiling_lab(Q, K, V)
 #   mathematics, equal to plain attention up to rounding (about $10^{-16}$ in float64), though
 #   not bit for bit, because the operations happen in a different order.
 # - Tiling removes the memory wall (peak memory linear in $T$ instead of three $T \times T$
-#   matrices) but not the quadratic work.
+#   matrices) but not the quadratic work (FLOPs = 2 × multiply-adds). On a GPU it also cuts
+#   the traffic to slow memory, $\Theta(Nd + N^2)$ to $\Theta(N^2 d^2 / M)$ (Dao et al.,
+#   2022), which is where its speed comes from; the backward pass recomputes the weights from
+#   one log-sum-exp per row instead of storing them.
+#
+# **Next:** [11 · Gradients](11_gradients.ipynb), or first the optional section below.
+
+# %% [markdown]
+# ## Going further (optional)
+#
+# The clock on this machine, and four questions a careful reader asks next, each with its
+# numbers.
+
+# %% [markdown]
+# ### Measuring the time, and the memory in a picture
+#
+# Counting is exact; a clock is the real test. We time section 4's two functions on its
+# inputs, float32 for $T$ from 256 to 2048.
+#
+# <details>
+# <summary>Two precautions for a fair measurement on a busy machine</summary>
+#
+# We read `time.process_time()`, the processor time *our* program used, rather than a wall
+# clock, which would also count the moments other programs had the processor. And we keep the
+# fastest of five runs per size, with the sizes interleaved.
+#
+# </details>
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+seconds = {name: np.full(len(sizes), np.inf) for name in methods}
+for _ in range(5):
+    for i, T in enumerate(sizes):
+        for name, method in methods.items():
+            start = time.process_time()
+            method(*inputs[T])
+            seconds[name][i] = min(seconds[name][i], time.process_time() - start)
+
+print(f"{'T':>6} {'plain (ms)':>11} {'x previous':>11} {'tiled (ms)':>11} {'x previous':>11}")
+for i, T in enumerate(sizes):
+    row = f"{T:>6}"
+    for name in methods:
+        growth = f"{seconds[name][i] / seconds[name][i - 1]:.1f}x" if i else ""
+        row += f" {1e3 * seconds[name][i]:>11.1f} {growth:>11}"
+    print(row)
+
+# %% [markdown]
+# If time is $c\,T^p$, then $\log(\text{time}) = \log c + p \log T$: on log-log axes it is a
+# straight line of slope $p$. The dashed grey lines have slope exactly 2.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+fig, ax = plt.subplots(figsize=(6.5, 4))
+for name, marker in (("plain", "o"), ("tiled", "s")):
+    ax.loglog(sizes, 1e3 * seconds[name], marker=marker, label=f"{name} attention")
+for name in methods:  # slope-2 guides through each method's largest size
+    ax.loglog(sizes, 1e3 * seconds[name][-1] * (sizes / sizes[-1]) ** 2, "--", color="gray", lw=1)
+ax.set_xticks(sizes, [str(T) for T in sizes])
+ax.xaxis.set_minor_locator(plt.NullLocator())
+ax.set_xlabel("sequence length T (log scale)")
+ax.set_ylabel("processor time (ms, log scale)")
+ax.set_title("time of attention against T; dashed: slope 2")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# The slope is the exponent $p$; we fit it by least squares on the logarithms. (The step from
+# 256 to 512 is often steeper than 4x: a $256 \times 256$ float32 matrix, 256 KiB, fits in the
+# processor's cache, a larger one travels to and from main memory, which costs more per entry.)
+# The fitted values change a little from run to run, so what the notebook checks is a
+# tolerance: an exponent near 1 or near 3 would fail it.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+exponents = {name: np.polyfit(np.log(sizes), np.log(secs), 1)[0] for name, secs in seconds.items()}
+for name, p in exponents.items():
+    print(f"{name}: fitted exponent p = {p:.2f}")
+
+# %%
+for name, p in exponents.items():
+    print(f"{name} attention: time grows like T^p, p close to 2 (1.5 < p < 2.5):", 1.5 < p < 2.5)
+
+# %% [markdown]
+# Both are quadratic: doubling $T$ multiplies the time by about 4 (the "x previous" columns),
+# tiled or not, because tiling does the same multiply-adds in a different order. Which of the
+# two is faster depends on the machine. On a CPU the tiled one can even win: a $128 \times 128$
+# tile stays in the processor's small, fast cache while a $2048 \times 2048$ matrix must travel
+# to and from main memory. That is FlashAttention's idea on a GPU, where the fast memory is the
+# chip's own; numpy does not control it, so section 4 measures what we can control: memory.
+
+# %%
+fig, ax = plt.subplots(figsize=(6.5, 4))
+for name, marker in (("plain", "o"), ("tiled", "s")):
+    ax.loglog(sizes, peaks[name], marker=marker, label=f"{name} attention")
+ax.loglog(sizes, peaks["plain"][0] * (sizes / sizes[0]) ** 2, "--", color="gray", label="slope 2")
+ax.set_xticks(sizes, [str(T) for T in sizes])
+ax.xaxis.set_minor_locator(plt.NullLocator())
+ax.set_xlabel("sequence length T (log scale)")
+ax.set_ylabel("peak memory (MiB, log scale)")
+ax.set_title("peak memory of attention against T")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ### The whole layer: a precision note on "16× more attention work"
+#
+# The 16 is exact for the part of attention that compares tokens: $Q K^\top$, the softmax and
+# $A V$. An attention *layer* also projects every token, $Q = X W_Q$, $K = X W_K$,
+# $V = X W_V$ and the output through $W_O$: four products of $T \times d_{model}$ by
+# $d_{model} \times d_{model}$, which grow only linearly with $T$. With $d_{model} = 512$ the whole
+# layer grows a little less than 16 times:
+
+
+# %%
+def layer_madds(T, d_model=512):
+    """Multiply-adds of one attention layer: 4 projections plus Q K^T and A V of all heads."""
+    return 4 * T * d_model * d_model + attention_madds(T, d_model, d_model)
+
+
+print(f"whole layer, 2k -> 8k tokens: {layer_madds(8192) / layer_madds(2048):.2f} times the work")
+for T in (2048, 8192):
+    share = attention_madds(T, 512, 512) / layer_madds(T)
+    print(f"  T = {T:,}: Q K^T and A V are {share:.0%} of the layer's multiply-adds")
+
+# %% [markdown]
+# The longer the context, the more the $T^2$ part dominates and the closer the ratio gets to 16.
+# (The feed-forward block after attention also grows linearly, so a whole transformer grows by
+# less again.)
+
+# %% [markdown]
+# ### The backward pass keeps one number per row, not the $T \times T$ weights
+#
+# Training needs the gradient, and the gradient of attention needs the weights $A$ (notebook 11
+# derives it). Storing $A$ would bring the $T^2$ memory back. FlashAttention stores instead,
+# for each query row, one number from the forward pass: the **log-sum-exp**
+# $L_i = m_i + \log \ell_i = \log \sum_j e^{s_{ij}}$. From it the backward pass recomputes any
+# tile of weights exactly, $A_{ij} = e^{s_{ij} - L_i}$, from a tile of scores that it
+# recomputes too ($Q_i K_j^\top / \sqrt{d_k}$): more arithmetic, $T$ numbers of memory instead
+# of $T^2$, and far less traffic. On our 12 tokens:
+
+# %%
+steps = list(tiled_attention_steps(Q, K, V, block_size=block))
+L = np.concatenate([s.m[:, 0] + np.log(s.l[:, 0]) for s in steps if s.last])  # (T,)
+S = Q @ K.T / np.sqrt(Q.shape[-1])  # recomputed from Q and K
+_, A = scaled_dot_product_attention(Q, K, V)
+print("exp(S - L) equals the softmax weights:", np.allclose(np.exp(S - L[:, None]), A))
+print(f"kept from the forward pass: {L.size} numbers instead of {A.size}")
+
+# %% [markdown]
+# ### A tile where a row sees nothing: $-\infty - (-\infty)$
+#
+# A row starts with $m = -\infty$. If its first tile is fully masked (a padded batch whose
+# first keys are padding, a sliding window), the tile's maximum is $-\infty$ too, so
+# $m_{new} = -\infty$, and both $e^{m - m_{new}}$ and $e^{s_j - m_{new}}$ compute
+# $e^{-\infty - (-\infty)} = e^{\text{nan}}$. A NaN in $\ell$ or $\mathrm{acc}$ never leaves:
+# every later rescale multiplies it. The usual guard subtracts 0 instead of $m_{new}$ while
+# $m_{new} = -\infty$, which gives $e^{-\infty} = 0$: the row's state stays empty until a key
+# it may see arrives. A masked block, then a visible one (keys 2 and 3 of query 9):
+
+
+# %%
+from attnlib import softmax
+
+
+def online_step(m, l, acc, s, v, guard):
+    m_new = max(m, s.max())
+    shift = 0.0 if guard and m_new == -np.inf else m_new  # the guard
+    p, rescale = np.exp(s - shift), np.exp(m - shift)
+    return m_new, rescale * l + p.sum(), rescale * acc + p @ v
+
+
+s9 = Q[9] @ K.T / np.sqrt(Q.shape[-1])
+blocks = [(np.full(2, -np.inf), V[:2]), (s9[2:4], V[2:4])]  # keys 0, 1 masked for this row
+for guard in (False, True):
+    state = (-np.inf, 0.0, np.zeros(V.shape[1]))
+    with np.errstate(invalid="ignore"):  # numpy warns about -inf - (-inf); we show the result
+        for s_b, v_b in blocks:
+            state = online_step(*state, s_b, v_b, guard)
+    print(f"guard {guard!s:<5}: output {state[2] / state[1]}")
+print("softmax over keys 2, 3:", softmax(s9[2:4]) @ V[2:4])
+
+# %% [markdown]
+# `attnlib.tiled_attention` needs no guard: the only mask it applies is the causal one, and key
+# 0, in every row's first tile, is visible to every query. A row that sees no key at all ends
+# with $\ell = 0$ and $0/0$; implementations define its output as 0.
+#
+# ### The lab's question, counted
+#
+# How often does a row's maximum grow at block size 2? A row has 6 key blocks; after the
+# first, the maximum grows when a block holds a score above all earlier ones:
+
+# %%
+grew = np.zeros(len(Q), dtype=int)
+for step in tiled_attention_steps(Q, K, V, block_size=2):
+    grew[step.rows] += (step.rescale[:, 0] > 0) & (step.rescale[:, 0] < 1)
+print("times each query's maximum grew after its first key block:", grew)
+print(f"in all {grew.sum()} of {len(Q) * 5} later blocks, {grew.mean():.2f} per row")
+print(f"scores in random order would give 1/2 + ... + 1/6 = {sum(1 / k for k in range(2, 7)):.2f}")

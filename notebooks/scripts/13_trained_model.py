@@ -25,7 +25,7 @@
 # vector whose dot products measure meaning (it powers many search and clustering tools). It has
 # 6 layers of 12 attention heads each and 22.7 million trained numbers.
 #
-# **After this notebook you can**
+# **Learning goals.** After this notebook you can
 #
 # 1. name the shape of every real weight matrix ($W_Q, W_K, W_V, W_O$) and find one head's
 #    slice of it, as in notebooks 01 and 07;
@@ -143,6 +143,24 @@ gap = np.abs(A - run.weights[layer, 0]).max()
 print(f"largest difference from the model's weights below 1e-6: {gap < 1e-6}")
 
 # %% [markdown]
+# Before layer 0 there is one more step, which the attention of notebooks 01-08 does not have:
+# notebook 07 proved that attention alone ignores word order, so the model *adds a learned
+# vector for each position* to each token's vector (BERT's embedding layer, then a LayerNorm).
+# Notebook [09 · Positions](09_positions.ipynb) looks inside these vectors.
+
+# %%
+from attnlib.pretrained.blocks import layer_norm
+
+word_table = model.tensors["embeddings.word_embeddings.weight"]  # (vocabulary, d_model)
+position_table = model.tensors["embeddings.position_embeddings.weight"]  # (positions, d_model)
+type_table = model.tensors["embeddings.token_type_embeddings.weight"]  # (2, d_model)
+print("word", word_table.shape, " position", position_table.shape, " token type", type_table.shape)
+ids = model.tokenize([sentence])[1][0]  # (T,)
+x0 = word_table[ids] + type_table[0] + position_table[: len(ids)]  # token t + position t
+x0 = layer_norm(x0, *model.embedding_norm, c.layer_norm_eps)
+print("input of layer 0 = LayerNorm(word + type + position):", np.allclose(x0, run.hidden[0, 0]))
+
+# %% [markdown]
 # The rest of the layer is notebook 07's merge and output projection, then the parts of a
 # transformer block that are not attention: a residual connection and LayerNorm, a feed-forward
 # network with the GELU nonlinearity, another residual and LayerNorm. With those, the by-hand
@@ -150,7 +168,7 @@ print(f"largest difference from the model's weights below 1e-6: {gap < 1e-6}")
 # and GELU, each a line of numpy).
 
 # %%
-from attnlib.pretrained.blocks import gelu, layer_norm
+from attnlib.pretrained.blocks import gelu
 
 heads = A @ Vh  # (H, T, d_head)
 merged = heads.transpose(1, 0, 2).reshape(T, H * d_head)  # (T, 384): merge the heads
@@ -209,47 +227,105 @@ plt.show()
 
 # %%
 it, animal, street = tokens.index("it"), tokens.index("animal"), tokens.index("street")
-prefer_tired = W_tired[:, :, it, animal] - W_tired[:, :, it, street]  # > 0: animal wins
-prefer_wide = W_wide[:, :, it, animal] - W_wide[:, :, it, street]
-switches = (prefer_tired > 0) & (prefer_wide < 0)  # animal when tired, street when wide
-print(f"heads whose choice follows the referent: {switches.sum()} of {switches.size}")
 
 
-margin = np.minimum(prefer_tired, -prefer_wide)  # how clearly a head switches
+def preference(W, it, first, second):
+    """Weight of the query `it` on the first noun minus on the second, per (layer, head)."""
+    return W[:, :, it, first] - W[:, :, it, second]
+
+
+prefer_tired = preference(W_tired, it, animal, street)  # > 0: animal wins
+prefer_wide = preference(W_wide, it, animal, street)
+shift = prefer_tired - prefer_wide  # > 0: moves towards the referent, as a tracker should
+share = np.minimum(
+    W_tired[:, :, it, [animal, street]].sum(-1), W_wide[:, :, it, [animal, street]].sum(-1)
+)
+real = share >= 0.05  # both sentences give the two nouns together at least 5% of the weight
+CLEAR = 0.02  # and the preferred noun gets at least 2 points more, in each sentence
+right_way = real & (prefer_tired > CLEAR) & (prefer_wide < -CLEAR)
+wrong_way = real & (prefer_tired < -CLEAR) & (prefer_wide > CLEAR)
+print(
+    "sign flips only:   right way",
+    ((prefer_tired > 0) & (prefer_wide < 0)).sum(),
+    "| wrong way (the chance baseline)",
+    ((prefer_tired < 0) & (prefer_wide > 0)).sum(),
+)
+print(f"clear flips:       right way {right_way.sum()} | wrong way {wrong_way.sum()}   (of 72)")
 
 
 def it_row_table(heads):
     print(
-        f"{'head':<8}{'tired: animal':>14}{'street':>8}{'wide: animal':>14}{'street':>8}{'margin':>9}"
+        f"{'head':<8}{'tired: animal':>14}{'street':>8}"
+        f"{'wide: animal':>14}{'street':>8}{'shift':>8}"
     )
     for l, h in heads:
         print(
-            f"L{l} H{h:<5}{W_tired[l, h, it, animal]:>14.4f}{W_tired[l, h, it, street]:>8.4f}"
-            f"{W_wide[l, h, it, animal]:>14.4f}{W_wide[l, h, it, street]:>8.4f}{margin[l, h]:>9.4f}"
+            f"L{l} H{h:<5}{W_tired[l, h, it, animal]:>14.3f}{W_tired[l, h, it, street]:>8.3f}"
+            f"{W_wide[l, h, it, animal]:>14.3f}{W_wide[l, h, it, street]:>8.3f}{shift[l, h]:>+8.3f}"
         )
 
 
-ranked = [np.unravel_index(k, margin.shape) for k in np.argsort(margin, axis=None)[::-1]]
-print("\nthe switching heads, clearest first:")
-it_row_table([lh for lh in ranked if switches[lh]])
+by_shift = [np.unravel_index(k, shift.shape) for k in np.argsort(-shift, axis=None)]
+switch_head = next(lh for lh in by_shift if right_way[lh])
 strongest = np.unravel_index(np.argmax(prefer_tired), prefer_tired.shape)
+print("\nthe three largest shifts towards the referent, then the clear right-way flip:")
+it_row_table(by_shift[:3] + [switch_head] * (switch_head not in by_shift[:3]))
 print("\nthe head with the strongest 'it -> animal' in the tired sentence:")
 it_row_table([strongest])
 
 # %% [markdown]
-# Read the table honestly. The margin is the smaller of the two preferences, so a head with a
-# margin near 0 barely switches. Several heads do switch, but the margins are tiny except in one,
-# the first row: layer 4, head 0 puts more weight on *animal* than on *street* when the animal is
-# tired, and clearly more on *street* when the street is wide. Even there, *it* gives at most a
-# fifth of its attention to either noun.
+# Read the counts as a search over 72 heads. Counting only signs, as many heads flip the wrong
+# way (from street to animal) as the right way: a flip is what chance gives. With a threshold
+# that means something (both nouns get a real share of the weight, and the preferred one clearly
+# more) one head flips each way. The *shift* of the preference tells more than the sign: layer
+# 3, head 1 moves most towards the referent, without ever preferring *animal*; layer 4, head 0
+# is the one clear right-way flip.
 #
 # The head with the strongest "it → animal" attention in the tired sentence (layer 5, head 11)
 # is the picture the lesson text promises, but it does **not** follow the referent: in the
-# "wide" sentence it still looks mostly at *animal*. Plotting the row of *it* in both sentences
-# for these two heads:
+# "wide" sentence it still looks mostly at *animal*. Does what the candidates do repeat on other
+# sentence pairs? A referent tracker should shift the same way on every pair, and not on a
+# control pair whose adjective changes but whose referent stays (tired / scared: the animal
+# both times).
 
 # %%
-switch_head = ranked[0]
+PAIRS = {  # name: (sentence where it = first noun, where it = second noun, first, second)
+    "animal/street": (tired, wide, "animal", "street"),
+    "dog/road": (
+        tired.replace("animal", "dog").replace("street", "road"),
+        wide.replace("animal", "dog").replace("street", "road"),
+        "dog",
+        "road",
+    ),
+    "trophy/suitcase": (
+        "The trophy didn't fit into the suitcase because it was too big",
+        "The trophy didn't fit into the suitcase because it was too small",
+        "trophy",
+        "suitcase",
+    ),
+    "control (tired/scared)": (tired, tired.replace("tired", "scared"), "animal", "street"),
+}
+candidates = [tuple(map(int, lh)) for lh in by_shift[:3]] + [tuple(map(int, switch_head))]
+candidates = list(dict.fromkeys(candidates))
+print(f"{'pair':<24}" + "".join(f"{f'L{l} H{h}':>9}" for l, h in candidates) + "   (shift)")
+for name, (first_sentence, second_sentence, noun1, noun2) in PAIRS.items():
+    enc = model.run([first_sentence, second_sentence])
+    t_ = enc.tokens[0]
+    q, n1, n2 = t_.index("it"), t_.index(noun1), t_.index(noun2)
+    d = preference(enc.weights[:, 0], q, n1, n2) - preference(enc.weights[:, 1], q, n1, n2)
+    print(f"{name:<24}" + "".join(f"{d[l, h]:>+9.3f}" for l, h in candidates))
+
+# %% [markdown]
+# What holds across the pairs: layer 3, head 1 and layer 4, head 0 (and, more weakly, layer 5,
+# head 11) shift towards the referent on both "cross the street" pairs and much less on the
+# control, so in this sentence frame they respond to the referent, not only to the changed
+# adjective. On the trophy/suitcase pair none of them shifts (layer 3, head 1 even moves slightly
+# the wrong way). So no head here is *the* referent tracker: a few heads follow the referent in
+# one sentence frame. Here are the rows of *it* for
+# the clear flip and for the strongest "it → animal" head:
+
+# %%
+# the clear right-way flip, and the strongest "it -> animal" head
 fig, axes = plt.subplots(1, 2, figsize=(13, 3.6), sharey=True)
 x_pos = np.arange(T)
 for ax, (l, h) in zip(axes, [switch_head, strongest]):
@@ -271,10 +347,11 @@ plt.show()
 #
 # 1. **One head is one of 72.** What the model builds for *it* passes through every head of
 #    every layer and through the feed-forward blocks; one head's map shows one path of many.
-# 2. **Much attention goes nowhere in particular.** The special tokens `[CLS]` and `[SEP]` soak
-#    up a large share of the weight in every layer (next cell). Studies of BERT read this as a
-#    "no-op": a head with nothing to do parks its weight there (Clark et al., 2019, *What does
-#    BERT look at?*).
+# 2. **Much attention goes nowhere in particular.** In this model the first token, `[CLS]`,
+#    soaks up a large share of the weight from layer 1 on, and `[SEP]` very little (next cell).
+#    Clark et al. (2019, *What does BERT look at?*) found the same kind of parking in BERT-base,
+#    but mostly on `[SEP]`, and read it as a "no-op": a head with nothing to do parks its weight
+#    on a token that is always there. This smaller, distilled model parks on `[CLS]` instead.
 # 3. **A weight is not a contribution.** What a key adds to the output is
 #    $a_{ij}\, v_j W_O^{(h)}$ (its weight times its value vector, projected by the head's block of
 #    $W_O$). Vectors differ in length, so a large weight on a short vector adds little
@@ -282,10 +359,15 @@ plt.show()
 
 # %%
 n = T
-special = W_tired[:, :, :, 0] + W_tired[:, :, :, n - 1]  # weight on [CLS] + [SEP], per row
-print("share of attention on [CLS] and [SEP], mean over heads and queries:")
+on_cls, on_sep = W_tired[..., 0].mean(-1), W_tired[..., n - 1].mean(-1)  # (layers, heads)
+print("share of attention, mean over heads and queries:")
 print("  layer " + "".join(f"{l:>7}" for l in range(c.n_layers)))
-print("  share " + "".join(f"{special[l].mean():>7.2f}" for l in range(c.n_layers)))
+print("  [CLS] " + "".join(f"{on_cls[l].mean():>7.2f}" for l in range(c.n_layers)))
+print("  [SEP] " + "".join(f"{on_sep[l].mean():>7.2f}" for l in range(c.n_layers)))
+print(
+    f"heads with more than half their weight on [CLS]: {(on_cls > 0.5).sum()} of 72,"
+    f" on [SEP]: {(on_sep > 0.5).sum()}"
+)
 
 l, h = switch_head
 w_l = model.layers[l]
@@ -355,38 +437,40 @@ for l in range(L):
         for h_ in range(H):
             raw_scores[l][h_].append(raw[h_])
     for h_ in range(H):
-        raw_std[l, h_] = np.concatenate([r.ravel() for r in raw_scores[l][h_]]).std()
+        # within each row: the softmax ignores a constant added to a query's row of scores
+        rows = np.concatenate(
+            [(r - r.mean(axis=-1, keepdims=True)).ravel() for r in raw_scores[l][h_]]
+        )
+        raw_std[l, h_] = np.sqrt(np.mean(rows**2))
 
 print(f"sqrt(d_head) = {np.sqrt(d_head):.2f}: the theory's standard deviation of q.k")
+print("std of the raw scores within a query's row, per head:")
 print(f"{'':<9}{'smallest':>10}{'median':>10}{'largest':>10}   (over the 72 heads)")
 for label, values in [("raw", raw_std), ("scaled", raw_std / np.sqrt(d_head))]:
     print(f"{label:<9}{values.min():>10.2f}{np.median(values):>10.2f}{values.max():>10.2f}")
 print(f"heads with raw std above sqrt(d_head): {(raw_std > np.sqrt(d_head)).sum()} of {L * H}")
 
 # %%
-fig, (ax_raw, ax_scaled) = plt.subplots(1, 2, figsize=(12, 3.8))
+fig, ax = plt.subplots(figsize=(8, 3.6))
 jitter = (np.arange(H) - (H - 1) / 2) * 0.04
-for ax, values, line, label in [
-    (ax_raw, raw_std, np.sqrt(d_head), r"theory: $\sqrt{d_{head}} = 5.66$"),
-    (ax_scaled, raw_std / np.sqrt(d_head), 1.0, "theory: 1"),
-]:
-    ax.scatter((np.arange(L)[:, None] + jitter).ravel(), values.ravel(), s=18)
-    ax.axhline(line, color="crimson", linestyle="--", label=label)
-    ax.set_yscale("log")
-    ticks = [
-        t_
-        for t_ in (0.5, 1, 2, 4, 6, 10, 20, 40, 60)
-        if values.min() / 1.5 < t_ < values.max() * 1.5
-    ]
-    ax.set_yticks(ticks, [f"{t_:g}" for t_ in ticks])
-    ax.minorticks_off()
-    ax.set_xlabel("layer (one dot per head)")
-    ax.legend(loc="upper right")
-    ax.grid(alpha=0.3)
-ax_raw.set_ylabel("std of the raw scores q.k")
-ax_scaled.set_ylabel(r"std after dividing by $\sqrt{32}$")
-ax_raw.set_title("before the scale")
-ax_scaled.set_title("after the scale")
+ax.scatter((np.arange(L)[:, None] + jitter).ravel(), raw_std.ravel(), s=18)
+ax.axhline(
+    np.sqrt(d_head), color="crimson", linestyle="--", label=r"theory: $\sqrt{d_{head}} = 5.66$"
+)
+ax.set_yscale("log")
+ticks = [
+    t_ for t_ in (1, 2, 4, 6, 10, 20, 40, 60) if raw_std.min() / 1.5 < t_ < raw_std.max() * 1.5
+]
+ax.set_yticks(ticks, [f"{t_:g}" for t_ in ticks])
+ax.minorticks_off()
+ax.set_xlabel("layer (one dot per head)")
+ax.set_ylabel("std of q.k within a row")
+right = ax.secondary_yaxis(
+    "right", functions=(lambda y: y / np.sqrt(d_head), lambda y: y * np.sqrt(d_head))
+)
+right.set_ylabel(r"after the scale $1/\sqrt{32}$")
+ax.legend(loc="upper right")
+ax.grid(alpha=0.3)
 plt.show()
 
 # %% [markdown]
@@ -407,22 +491,20 @@ plt.show()
 
 
 # %%
+from attnlib import softmax
+
+
 def row_entropy(a):
     """-sum a ln a along the last axis, with 0 ln 0 = 0."""
     return -(a * np.log(np.where(a > 0, a, 1.0))).sum(axis=-1)
-
-
-def softmax_rows(s):
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 entropy_scaled, entropy_raw, max_scaled, max_raw = [], [], [], []
 for l in range(L):
     for h_ in range(H):
         for r in raw_scores[l][h_]:
-            a_scaled = softmax_rows(r.astype(np.float64) / np.sqrt(d_head))
-            a_raw = softmax_rows(r.astype(np.float64))
+            a_scaled = softmax(r.astype(np.float64) / np.sqrt(d_head))
+            a_raw = softmax(r.astype(np.float64))
             entropy_scaled.append(row_entropy(a_scaled))
             entropy_raw.append(row_entropy(a_raw))
             max_scaled.append(a_scaled.max(axis=-1))
@@ -434,7 +516,8 @@ print(f"rows measured: {entropy_scaled.size:,} (every real query of every head)"
 print(f"{'':<24}{'mean entropy':>13}{'rows with max weight > 0.9':>28}")
 print(f"{'uniform rows (ln T)':<24}{uniform:>13.2f}")
 print(
-    f"{'with the scale (model)':<24}{entropy_scaled.mean():>13.2f}{(max_scaled > 0.9).mean():>28.1%}"
+    f"{'with the scale (model)':<24}{entropy_scaled.mean():>13.2f}"
+    f"{(max_scaled > 0.9).mean():>28.1%}"
 )
 print(f"{'scale removed':<24}{entropy_raw.mean():>13.2f}{(max_raw > 0.9).mean():>28.1%}")
 
@@ -474,8 +557,9 @@ for i in range(T):
 
 # %% [markdown]
 # Layer 0, head 2 is a **previous-token head**: every token after `[CLS]` puts (almost) all of its
-# weight on the token just before it (and `[CLS]`, with nothing before it, on itself). It is saturated by design: a hard, positional rule that later layers
-# build on (for instance to know which word came before *it*). So the honest answer is: most
+# weight on the token just before it (and `[CLS]`, with nothing before it, on itself). It is
+# saturated by design: a hard, positional rule, which only the position embeddings added before
+# layer 0 make possible (attention alone cannot tell "before" from "after"). So the honest answer is: most
 # trained heads stay in the soft, trainable range that $1/\sqrt{d_k}$ was meant to keep them in,
 # and a few learn to saturate, because for them a one-hot choice is the right answer.
 
@@ -571,6 +655,15 @@ for i, s in enumerate(sentences):
 #
 # * the two "trophy" suggestions (*it* = the trophy if it was too big, the suitcase if too
 #   small): does the same head switch there?
+#
+#   <details><summary>Answer</summary>
+#
+#   No. The table of sentence pairs above measured it: on trophy/suitcase the preference of
+#   layer 4, head 0 moves by less than 0.01, and layer 3, head 1 moves slightly the wrong way.
+#   The heads that shift on "cross the street" do not carry over to this frame.
+#
+#   </details>
+#
 # * layer 0, head 2, and any sentence: the previous-token head;
 # * a sentence with a rare word: which pieces does it split into, and do they attend to each
 #   other?
@@ -614,8 +707,10 @@ trained_attention_lab(model, tired, layer=int(switch_head[0]), head=int(switch_h
 #   has $W_Q, W_K, W_V, W_O$ of shape $384 \times 384$ (12 heads of 32 side by side), biases, and
 #   a feed-forward block; one layer fits in a dozen lines of numpy and matches the original to
 #   float32 precision.
-# * Attention maps show structure (heads parked on `[CLS]`, previous-token heads, heads that
-#   follow a referent), but they are not explanations: find heads by computation, look at
+# * Attention maps show structure (heads parked on `[CLS]`, a previous-token head, a few heads
+#   whose preference shifts with the referent in one sentence frame but not in another; counted
+#   both ways, sign flips are as common the wrong way as the right way), but they are not
+#   explanations: find heads by computation, look at
 #   contributions as well as weights, and remember each head is one of many.
 # * Real raw scores spread more than the unit-variance theory's $\sqrt{d_k}$; the scale brings
 #   them to the soft range, where most rows stay; a few heads saturate on purpose.

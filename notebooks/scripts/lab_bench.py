@@ -25,8 +25,9 @@
 # * **Notice**: what the class should see;
 # * **Likely question**, with an answer.
 #
-# Serve it without code (from the repository folder; the instructor section of the README has
-# the command): `voila notebooks/lab_bench.ipynb`. Every control follows the arrow keys once
+# Serve it without code, with voila installed (`python -m pip install voila`), from the
+# repository's folder: `python -m voila notebooks/lab_bench.ipynb` (the README's instructor
+# section says more). Every control follows the arrow keys once
 # clicked, so you can move a slider one step at a time while you talk. The notebook that
 # teaches each lab's ideas is named in its section; students work there, at notebook size.
 #
@@ -34,6 +35,8 @@
 # notebook); tests/test_labs_in_browser.py runs this page under voila and moves every control. -->
 
 # %%
+from IPython.display import HTML
+
 from attnlib.widgets import (
     gqa_lab,
     gradient_lab,
@@ -42,6 +45,17 @@ from attnlib.widgets import (
     tiling_lab,
     trained_attention_lab,
 )
+
+# Under voila, the lab cards read from the back of a room: large type, lines of at most ~65
+# characters (a readable measure), centred above their lab.
+HTML("""<style>
+body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown {
+    font-size: 26px; line-height: 1.45; max-width: 65ch; margin: 0 auto;
+}
+body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown h1 { font-size: 1.9em; }
+body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown h2 { font-size: 1.5em; }
+body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown code { font-size: 0.9em; }
+</style>""")
 
 # %% [markdown]
 # ## 1. Softmax saturation (notebook 04)
@@ -164,12 +178,13 @@ tiling_lab(present=True)
 # scaled, it stays large and the loss falls. The weight map shows whether each query has found
 # its key (the squares).
 #
-# **Likely question.** "Couldn't a bigger learning rate fix it?" Not on its own: notebook 11
-# tries step sizes from 0.001 to 1 and the unscaled run stalls at every one. What does fix it
-# is a smaller start *and* a smaller step: divide the initial $W_Q$ and $W_K$ by $d_k^{1/4}$
-# and the step size by $\sqrt{d_k}$, and the unscaled run follows the scaled one exactly
-# (notebook 11 checks it, to rounding). That is all the scale does; its value is that one
-# standard initialisation and step size then work at every $d_k$.
+# **Likely question.** "Couldn't a bigger learning rate fix it?" Not on its own: at
+# $d_k = 256$, from the unit-variance start, notebook 11 tries step sizes from 0.001 to 1 (and
+# eight seeds) and the unscaled run stalls every time. What does fix it is a smaller start
+# *and* a smaller step: divide the initial $W_Q$ and $W_K$ by $d_k^{1/4}$ and the step size by
+# $\sqrt{d_k}$, and the unscaled run follows the scaled one exactly (notebook 11 checks it, to
+# rounding). That is all the scale does: it keeps the spread of the scores the same at every
+# $d_k$, so one standard initialisation and step size work at every width.
 
 # %%
 # NBVAL_SKIP
@@ -187,13 +202,16 @@ gradient_lab(present=True)
 #    previous-token head here)?
 # 3. Type a sentence of the class's choosing and press Enter.
 #
-# **Notice.** Heads differ: some follow the previous token, some pile their weight on `[CLS]`
-# or `[SEP]`, a few follow meaning. The same softmax of scaled scores is at work in every one
-# of the 6 × 12 heads.
+# **Notice.** Heads differ: one follows the previous token, many pile their weight on `[CLS]`
+# (32 of the 72 heads put more than half there, none on `[SEP]`), and a few shift their
+# preference between the two nouns when the referent changes, in one sentence frame but not in
+# another. The same softmax of scaled scores is at work in every one of the 6 × 12 heads.
 #
 # **Likely question.** "So this head *knows* what *it* refers to?" Careful: a weight is not an
-# explanation. Notebook 13 shows why (weights on `[SEP]` often carry little, and a large weight
-# on a key with a small value vector contributes little).
+# explanation. Notebook 13 shows why: counted over all 72 heads, as many flip the wrong way as
+# the right way; the heads that shift on "cross the street" do not shift on the trophy pair; a
+# large weight is not a large contribution (in the head it examines, `[CLS]` has the largest
+# weight but its short value vector adds less than *animal*).
 
 # %%
 # NBVAL_SKIP

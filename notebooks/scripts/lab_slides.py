@@ -1,0 +1,231 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,scripts//py:percent
+#     notebook_metadata_filter: voila
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+#   voila:
+#     template: reveal
+# ---
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# # Attention, live
+#
+# The labs of the attention notebooks, one per slide.
+#
+# Space or → for the next slide; click a lab's control, then the arrow keys move it.
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# Served by `python -m voila notebooks/lab_slides.ipynb` (README, "For instructors"). Each lab
+# slide's notes are its lab card from the lab bench (`lab_bench`); press S for the speaker view.
+
+# %% slideshow={"slide_type": "skip"}
+# NBVAL_SKIP
+from attnlib.widgets import (
+    gqa_lab,
+    gradient_lab,
+    masking_lab,
+    saturation_lab,
+    tiling_lab,
+    trained_attention_lab,
+)
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Softmax saturation (notebook 04)
+#
+# "We divide the scores by $\sqrt{d_k}$. What would go wrong without it?"
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_SKIP
+saturation_lab()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# ## 1. Softmax saturation (notebook 04)
+#
+# **Ask.** "We divide the scores by $\sqrt{d_k}$. What would go wrong without it?"
+#
+# **Drag, in order.**
+# 1. Unscaled (box unticked), drag $d_k$ from 1 to 1024. *Predict first:* what happens to the
+#    weight bars as $d_k$ grows?
+# 2. Tick "divide scores by √d_k" and drag $d_k$ again. *Predict:* do the bars still collapse?
+# 3. Move the query token. *Predict:* is the effect special to one query?
+#
+# **Notice.** Unscaled, the bars collapse onto one key, the entropy falls towards 0 and the
+# size of the softmax's Jacobian $\|J\|_F$ drops by many orders of magnitude. It is not the
+# gradient itself but a bound on it: whatever gradient $g$ arrives at the weights, the one
+# passed on to the scores is $J^\top g$, no longer than $\|J\|_F\,\|g\|$. So a tiny $\|J\|_F$
+# forces a tiny gradient on every score: a saturated softmax barely learns. Scaled, the weights
+# stay spread and $\|J\|_F$ stays roughly level for every $d_k$.
+#
+# **Likely question.** "Isn't the scale there to stop overflow?" No: softmax implementations
+# subtract the row maximum first, so nothing overflows either way (notebook 05). The scale keeps
+# the scores' variance near 1, so the softmax stays in the range where it still has a gradient.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Masking (notebook 06)
+#
+# "When the model reads *it*, which words may it look at, and how do we forbid the
+# others?"
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_SKIP
+masking_lab()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# ## 2. Masking (notebook 06)
+#
+# **Ask.** "When the model reads *it*, which words may it look at, and how do we forbid the
+# others?"
+#
+# **Drag, in order.**
+# 1. Mask "none", then "causal", with the query on *it*. *Predict:* which bars vanish?
+# 2. "zero after softmax (wrong)". *Predict:* do the remaining weights still sum to 1?
+# 3. "padding", then drag the sentence length down. *Predict:* what happens to the `<pad>`
+#    columns?
+# 4. "causal + padding", and move the query token.
+#
+# **Notice.** A mask sets forbidden scores to $-\infty$ *before* the softmax, so the allowed
+# weights renormalise and each row still sums to 1. Zeroing after the softmax leaves rows that
+# sum to less than 1 (the caption prints the sum). Padding removes the `<pad>` keys for every
+# query; causal removes the future, a triangle.
+#
+# **Likely question.** "Why not just multiply the weights by the mask?" That is the wrong mode,
+# and wrong twice. The row no longer sums to 1, so the output is a shrunken average, by a
+# different amount for every query. Worse, the future still leaks in: the kept weights were
+# divided by the softmax's normaliser $\sum_j e^{s_{ij}}$, which includes the future keys (the
+# hatched bars), so changing a future token changes the outputs of the past (notebook 06 shows
+# it with numbers).
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Grouped-query attention and the KV cache (notebook 08)
+#
+# "While a model generates text it keeps every past token's K and V. How much memory is
+# that, and how do models cut it?"
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_SKIP
+gqa_lab()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# ## 3. Grouped-query attention and the KV cache (notebook 08)
+#
+# **Ask.** "While a model generates text it keeps every past token's K and V. How much memory is
+# that, and how do models cut it?"
+#
+# **Drag, in order.**
+# 1. Set the K/V heads equal to the query heads (multi-head attention). *Predict:* how does the
+#    cache grow when you double the context length?
+# 2. Drag the context length to the largest value. *Predict:* does it still fit under the 80 GB
+#    line?
+# 3. Drag the K/V heads down to 1 (multi-query attention). *Predict:* by what factor does the
+#    cache shrink?
+#
+# **Notice.** The cache is proportional to layers × K/V heads × head size × tokens: doubling the
+# context doubles it, and sharing each K/V head among $g$ query heads divides it by $g$. The map
+# shows which query heads share one K/V head.
+#
+# **Likely question.** "Doesn't sharing K and V hurt quality?" A little, for multi-query
+# attention; grouped-query attention (several K/V heads) keeps most of the quality at a fraction
+# of the memory, which is why large decoders use it.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Tiled attention and the online softmax (notebook 10)
+#
+# "Can we compute attention without ever storing the whole $T \times T$ score matrix?"
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_SKIP
+tiling_lab()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# ## 4. Tiled attention and the online softmax (notebook 10)
+#
+# **Ask.** "Can we compute attention without ever storing the whole $T \times T$ score matrix?"
+#
+# **Drag, in order.**
+# 1. Drag "tiles done" one step at a time from 1. *Predict before each step:* will the running
+#    maximum $m$ of a row change?
+# 2. Watch a step where $m$ jumps. *Predict:* what must happen to the running normaliser $l$?
+# 3. Drag to the last tile. *Predict:* do the outputs land exactly on the circles?
+# 4. Change the block size and tick "causal mask". *Predict:* how many tiles does causal skip?
+#
+# **Notice.** Each tile updates, per query row, a running maximum $m$, a running sum $l$ of
+# $e^{s - m}$ and an unnormalised output. When $m$ grows, the old $l$ and output are rescaled by
+# $e^{m_{old} - m_{new}}$ (red edge); after the last tile, output / $l$ is exact attention.
+#
+# **Likely question.** "Is tiled attention an approximation?" No: it gives the same result as
+# plain attention up to floating-point rounding (notebook 10 checks it), with memory linear
+# in $T$ instead of quadratic.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Training with and without the scale (notebook 11)
+#
+# "Saturation makes the gradient small. Does that really stop a model from learning?"
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_SKIP
+gradient_lab()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# ## 5. Training with and without the scale (notebook 11)
+#
+# **Ask.** "Saturation makes the gradient small. Does that really stop a model from learning?"
+#
+# **Drag, in order.**
+# 1. $d_k = 256$, unscaled: drag the training step from 0 to the end. *Predict:* does the
+#    loss fall?
+# 2. Tick "divide scores by √d_k" and drag again. *Predict:* the same?
+# 3. Try $d_k = 4$ unscaled. *Predict:* is the damage the same at small $d_k$?
+#
+# **Notice.** Both runs start from the same weights. Unscaled at large $d_k$, the gradient
+# reaching the scores (middle, log scale) collapses within a few steps and the loss stays flat;
+# scaled, it stays large and the loss falls. The weight map shows whether each query has found
+# its key (the squares).
+#
+# **Likely question.** "Couldn't a bigger learning rate fix it?" Not on its own: at
+# $d_k = 256$, from the unit-variance start, notebook 11 tries step sizes from 0.001 to 1 (and
+# eight seeds) and the unscaled run stalls every time. What does fix it is a smaller start
+# *and* a smaller step: divide the initial $W_Q$ and $W_K$ by $d_k^{1/4}$ and the step size by
+# $\sqrt{d_k}$, and the unscaled run follows the scaled one exactly (notebook 11 checks it, to
+# rounding). That is all the scale does: it keeps the spread of the scores the same at every
+# $d_k$, so one standard initialisation and step size work at every width.
+
+# %% [markdown] slideshow={"slide_type": "slide"}
+# ## Attention in a trained model (notebook 13)
+#
+# "Does a real model's attention look like our toy examples?"
+
+# %% slideshow={"slide_type": "-"}
+# NBVAL_SKIP
+trained_attention_lab()
+
+# %% [markdown] slideshow={"slide_type": "notes"}
+# ## 6. Attention in a trained model (notebook 13)
+#
+# **Ask.** "Does a real model's attention look like our toy examples?"
+#
+# **Drag, in order.**
+# 1. Query token *it*; drag the layer and the head. *Predict:* will most heads put their
+#    weight on *animal* or *street*?
+# 2. Layer 0, head 2, any query token. *Predict:* which key wins (notebook 13 found a
+#    previous-token head here)?
+# 3. Type a sentence of the class's choosing and press Enter.
+#
+# **Notice.** Heads differ: one follows the previous token, many pile their weight on `[CLS]`
+# (32 of the 72 heads put more than half there, none on `[SEP]`), and a few shift their
+# preference between the two nouns when the referent changes, in one sentence frame but not in
+# another. The same softmax of scaled scores is at work in every one of the 6 × 12 heads.
+#
+# **Likely question.** "So this head *knows* what *it* refers to?" Careful: a weight is not an
+# explanation. Notebook 13 shows why: counted over all 72 heads, as many flip the wrong way as
+# the right way; the heads that shift on "cross the street" do not shift on the trophy pair; a
+# large weight is not a large contribution (in the head it examines, `[CLS]` has the largest
+# weight but its short value vector adds less than *animal*).
