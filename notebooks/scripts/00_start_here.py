@@ -51,7 +51,7 @@
 # | `11_gradients` | write the backward pass through a head, check it by finite differences, and see why unscaled training stalls; live | 67 |
 # | `12_active_recall` | test yourself: self-checked questions across 01-11, each pointing back to the notebook to revisit | 16 |
 # | `13_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live | 66 |
-# | `lab_bench` | every live lab at projector size, with a lab card for class | 10 |
+# | `lab_bench` | every live lab at projector size, with a lab card for class | 11 |
 #
 # "minutes": the main path at one sitting, prose read at 200 words a minute and 10 seconds for
 # each line of code (reading it, guessing what it prints, reading what it printed); collapsed
