@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # Start here: the mathematics of scaled dot-product attention
+# # 00 · Start here: the mathematics of scaled dot-product attention
 #
 # Every transformer layer computes, for each token, a weighted average of every other token's
 # information. The weights come from one formula:
@@ -28,25 +28,34 @@
 # **Who it is for.** Students who know matrix multiplication and a little probability
 # (mean, variance, independence) and want to *see* the mathematics rather than take it on trust.
 # Instructors who want to show it live in class, with sliders.
+#
+# **Learning goals.** After this notebook you can find your way around the collection, and
+# compute a first attention output by hand in numpy and with `attnlib`.
 
 # %% [markdown]
 # ## The map
 #
-# | notebook | what you will be able to do |
-# | --- | --- |
-# | `00_start_here` | find your way around; run a first attention computation |
-# | `01_qkv_projections` | build Q, K and V from token embeddings and state every shape, with and without a batch |
-# | `02_why_sqrt_dk` | derive $\mathrm{Var}(q \cdot k) = d_k$ and check it by Monte Carlo |
-# | `03_worked_example_it` | trace the "Order was late it" example by hand and reproduce every published number |
-# | `04_softmax_saturation` | watch softmax saturate as $d_k$ grows and see the gradient vanish; live |
-# | `05_overflow_misconception` | explain why $1/\sqrt{d_k}$ is *not* there to prevent overflow |
-# | `06_masking` | apply causal and padding masks, and know why the mask goes in before the softmax; live |
-# | `07_multi_head` | split a layer into heads and merge them, share K/V heads (multi-query, grouped-query), and size and use a KV cache; live |
-# | `10_cost_and_tiling` | count the quadratic cost of the $(T, T)$ scores, and compute attention in tiles with the online softmax (FlashAttention's idea); live |
-# | `11_gradients` | write the backward pass through a head, check it by finite differences, and see why unscaled training stalls; live |
-# | `12_active_recall` | test yourself: self-checked questions across 01-11, each pointing back to the notebook to revisit |
-# | `13_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live |
+# | notebook | what you will be able to do | minutes |
+# | --- | --- | ---: |
+# | `00_start_here` | find your way around; run a first attention computation | 8 |
+# | `01_qkv_projections` | build Q, K and V from token embeddings and state every shape, with and without a batch | 28 |
+# | `02_why_sqrt_dk` | derive $\mathrm{Var}(q \cdot k) = d_k$, as the paper that introduced the scale argues it, and check it by Monte Carlo | 27 |
+# | `03_worked_example_it` | trace the "Order was late it" example by hand and reproduce every published number | 30 |
+# | `04_softmax_saturation` | watch softmax saturate as $d_k$ grows, derive its Jacobian and see the gradient vanish; live | 26 |
+# | `05_overflow_misconception` | explain why $1/\sqrt{d_k}$ is *not* there to prevent overflow | 30 |
+# | `06_masking` | apply causal and padding masks, know why the mask goes in before the softmax, and align a causal mask for a KV cache; live | 30 |
+# | `07_multi_head` | split a layer into heads, merge them with $W_O$, and count what heads cost | 33 |
+# | `08_gqa_and_kv_cache` | share K/V heads (multi-query, grouped-query attention), and size and use a KV cache; live | 28 |
+# | `09_positions` | give attention word order: sinusoidal positions, RoPE and ALiBi; live | 42 |
+# | `10_cost_and_tiling` | count the quadratic cost of the $(T, T)$ scores, and compute attention in tiles with the online softmax (FlashAttention's idea); live | 42 |
+# | `11_gradients` | write the backward pass through a head, check it by finite differences, and see why unscaled training stalls; live | 67 |
+# | `12_active_recall` | test yourself: self-checked questions across 01-11, each pointing back to the notebook to revisit | 16 |
+# | `13_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live | 66 |
+# | `lab_bench` | every live lab at projector size, with a lab card for class | 11 |
 #
+# "minutes": the main path at one sitting, prose read at 200 words a minute and 10 seconds for
+# each line of code (reading it, guessing what it prints, reading what it printed); collapsed
+# boxes and sections marked optional come on top. Count a few minutes more for each exercise.
 # "live": the notebook has a lab, sliders that redraw a figure as you drag them. Read the
 # notebooks in order; do 12 after 11, and again a week later to see what stayed.
 
@@ -62,11 +71,11 @@
 # with your answer and run the cell, and its check says **Correct!** or what went wrong. Stuck? Call `.hint()` or
 # `.solution()` on the exercise, or open the collapsed solution cell below it.
 #
-# **Instructors.** Each notebook is a lesson of 15 to 30 minutes. The notebooks with live labs
-# (04, 06, 08, 10, 11 and 13) show sliders that move a figure as you drag them. To present one
-# without the code, install voila once (`python -m pip install voila`), then run, from the
-# repository's folder, `python -m voila notebooks/04_softmax_saturation.ipynb` and use the
-# browser page it opens (the README's instructor section says more).
+# **Instructors.** The map gives each notebook's length as a lesson. The notebooks with live
+# labs (04, 06, 08, 09, 10, 11 and 13) show sliders that move a figure as you drag them. To
+# present one without the code, install voila once (`python -m pip install voila`), then run,
+# from the repository's folder, `python -m voila notebooks/04_softmax_saturation.ipynb` and use
+# the browser page it opens (the README's instructor section says more).
 #
 # **What is where.** The mathematics is in the notebook cells, written out in numpy. The package
 # `attnlib` holds what would distract from it: example data, plots, the live labs, and tested

@@ -234,6 +234,42 @@ except ValueError as err:
 
 
 # %%
+def shape_flow(T, d_model, d_k, d_v, rng, B=None):
+    """One attention head and its output projection on random inputs; (name, formula, shape,
+    array) for every tensor. ``B=None``: one sequence; otherwise a batch of ``B``."""
+    lead, b = ((), "") if B is None else ((B,), "B, ")
+    X = rng.standard_normal((*lead, T, d_model))
+    W_q, W_k = rng.standard_normal((d_model, d_k)), rng.standard_normal((d_model, d_k))
+    W_v, W_o = rng.standard_normal((d_model, d_v)), rng.standard_normal((d_v, d_model))
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    K_T = np.swapaxes(K, -1, -2)  # swap only the last two axes (K.T is the same without B)
+    S_raw = Q @ K_T
+    S = S_raw / np.sqrt(d_k)
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A = A / A.sum(axis=-1, keepdims=True)
+    O = A @ V
+    final = O @ W_o
+    assert Q.shape == K.shape == (*lead, T, d_k) and K_T.shape == (*lead, d_k, T)
+    assert S_raw.shape == S.shape == A.shape == (*lead, T, T)
+    assert V.shape == O.shape == (*lead, T, d_v) and final.shape == (*lead, T, d_model)
+    return [
+        ("X", "input", f"({b}T, d_model)", X),
+        ("W_q", "learned", "(d_model, d_k)", W_q),
+        ("Q", "X @ W_q", f"({b}T, d_k)", Q),
+        ("W_k", "learned", "(d_model, d_k)", W_k),
+        ("K", "X @ W_k", f"({b}T, d_k)", K),
+        ("K^T", "swapaxes(K,-1,-2)", f"({b}d_k, T)", K_T),
+        ("S_raw", "Q @ K^T", f"({b}T, T)", S_raw),
+        ("S", "S_raw / sqrt(d_k)", f"({b}T, T)", S),
+        ("A", "softmax(S)", f"({b}T, T)", A),
+        ("W_v", "learned", "(d_model, d_v)", W_v),
+        ("V", "X @ W_v", f"({b}T, d_v)", V),
+        ("O", "A @ V", f"({b}T, d_v)", O),
+        ("W_o", "learned", "(d_v, d_model)", W_o),
+        ("final", "O @ W_o", f"({b}T, d_model)", final),
+    ]
+
+
 def shape_table(rows):
     """Print (tensor, formula, symbolic shape, array) rows with the array's actual shape."""
     print(f"{'tensor':<8}{'formula':<20}{'should be':<22}{'shape'}")
@@ -241,41 +277,7 @@ def shape_table(rows):
         print(f"{tensor:<8}{formula:<20}{symbolic:<22}{list(array.shape)}")
 
 
-T, d_model, d_k, d_v = 2, 8, 4, 2
-X2 = rng.standard_normal((T, d_model))
-W_q, W_k = rng.standard_normal((d_model, d_k)), rng.standard_normal((d_model, d_k))
-W_v, W_o = rng.standard_normal((d_model, d_v)), rng.standard_normal((d_v, d_model))
-
-Q2, K2, V2 = X2 @ W_q, X2 @ W_k, X2 @ W_v
-S_raw = Q2 @ K2.T
-S2 = S_raw / np.sqrt(d_k)
-A2 = np.exp(S2 - S2.max(axis=-1, keepdims=True))
-A2 = A2 / A2.sum(axis=-1, keepdims=True)
-O2 = A2 @ V2
-final2 = O2 @ W_o
-
-assert Q2.shape == K2.shape == (T, d_k) and V2.shape == (T, d_v)
-assert S_raw.shape == S2.shape == A2.shape == (T, T)
-assert O2.shape == (T, d_v) and final2.shape == (T, d_model)
-
-shape_table(
-    [
-        ("X", "input", "(T, d_model)", X2),
-        ("W_q", "learned", "(d_model, d_k)", W_q),
-        ("Q", "X @ W_q", "(T, d_k)", Q2),
-        ("W_k", "learned", "(d_model, d_k)", W_k),
-        ("K", "X @ W_k", "(T, d_k)", K2),
-        ("K^T", "K.T", "(d_k, T)", K2.T),
-        ("S_raw", "Q @ K^T", "(T, T)", S_raw),
-        ("S", "S_raw / sqrt(d_k)", "(T, T)", S2),
-        ("A", "softmax(S)", "(T, T)", A2),
-        ("W_v", "learned", "(d_model, d_v)", W_v),
-        ("V", "X @ W_v", "(T, d_v)", V2),
-        ("O", "A @ V", "(T, d_v)", O2),
-        ("W_o", "learned", "(d_v, d_model)", W_o),
-        ("final", "O @ W_o", "(T, d_model)", final2),
-    ]
-)
+shape_table(shape_flow(T=2, d_model=8, d_k=4, d_v=2, rng=rng))
 
 # %% [markdown]
 # This is that lesson's summary reference table, row for row. The output projection
@@ -290,51 +292,16 @@ shape_table(
 #
 # Real inputs come in batches, $X$ of shape $(B, T, d_{model})$. The same weights serve every
 # sequence of the batch: `X @ W_q` multiplies the last axis and leaves the leading ones alone.
-# The one change is the transpose: $K^\top$ must swap only the **last two** axes, so we write
-# `np.swapaxes(K, -1, -2)` (`K.T` would reverse all three axes and scramble the batch).
+# The one change is the transpose: $K^\top$ must swap only the **last two** axes, so the
+# function above writes `np.swapaxes(K, -1, -2)` (`K.T` would reverse all three axes and
+# scramble the batch). Given `B`, it runs the same head on a batch.
 #
 # A common exercise asks for every shape with $B = 1$, $T = 4$, $d_{model} = 8$,
 # $d_k = d_v = 4$.
 
 
 # %%
-def batched_shape_flow(B, T, d_model, d_k, d_v, rng):
-    """Run one attention head plus output projection on a random batch; return the tensors."""
-    X = rng.standard_normal((B, T, d_model))
-    W_q = rng.standard_normal((d_model, d_k))
-    W_k = rng.standard_normal((d_model, d_k))
-    W_v = rng.standard_normal((d_model, d_v))
-    W_o = rng.standard_normal((d_v, d_model))
-    Q, K, V = X @ W_q, X @ W_k, X @ W_v
-    K_T = np.swapaxes(K, -1, -2)
-    S_raw = Q @ K_T
-    S = S_raw / np.sqrt(d_k)
-    A = np.exp(S - S.max(axis=-1, keepdims=True))
-    A = A / A.sum(axis=-1, keepdims=True)
-    O = A @ V
-    final = O @ W_o
-    assert X.shape == (B, T, d_model)
-    assert Q.shape == K.shape == (B, T, d_k) and K_T.shape == (B, d_k, T)
-    assert S_raw.shape == S.shape == A.shape == (B, T, T)
-    assert V.shape == O.shape[:-1] + (d_v,) == (B, T, d_v)
-    assert final.shape == (B, T, d_model)
-    return [
-        ("X", "input", "(B, T, d_model)", X),
-        ("W_q", "learned", "(d_model, d_k)", W_q),
-        ("Q", "X @ W_q", "(B, T, d_k)", Q),
-        ("K", "X @ W_k", "(B, T, d_k)", K),
-        ("K^T", "swapaxes(K,-1,-2)", "(B, d_k, T)", K_T),
-        ("S_raw", "Q @ K^T", "(B, T, T)", S_raw),
-        ("S", "S_raw / sqrt(d_k)", "(B, T, T)", S),
-        ("A", "softmax(S)", "(B, T, T)", A),
-        ("V", "X @ W_v", "(B, T, d_v)", V),
-        ("O", "A @ V", "(B, T, d_v)", O),
-        ("W_o", "learned", "(d_v, d_model)", W_o),
-        ("final", "O @ W_o", "(B, T, d_model)", final),
-    ]
-
-
-shape_table(batched_shape_flow(B=1, T=4, d_model=8, d_k=4, d_v=4, rng=rng))
+shape_table(shape_flow(B=1, T=4, d_model=8, d_k=4, d_v=4, rng=rng))
 
 # %% [markdown]
 # These are exactly the shapes of the exercise's published answer. With $d_k = d_v = T = 4$,
@@ -343,7 +310,7 @@ shape_table(batched_shape_flow(B=1, T=4, d_model=8, d_k=4, d_v=4, rng=rng))
 # that are all different, and every dimension identifies itself:
 
 # %%
-shape_table(batched_shape_flow(B=3, T=5, d_model=8, d_k=4, d_v=2, rng=rng))
+shape_table(shape_flow(B=3, T=5, d_model=8, d_k=4, d_v=2, rng=rng))
 
 # %% [markdown]
 # ### Exercise: every shape, with a batch

@@ -23,9 +23,7 @@
 # 2. see the same result geometrically: $q \cdot k = |q|\,|k| \cos\theta$, with
 #    $|q|\,|k| \approx d_k$ and $\cos\theta$ of size $1/\sqrt{d_k}$;
 # 3. check a variance formula by Monte Carlo, **and say how close the check should come**;
-# 4. say how far apart the top two scores of a row typically are, and what that does to a
-#    softmax and its gradient;
-# 5. find the right denominator, $\sqrt{d_k}\,\sigma_q\sigma_k$, when the entries do not have
+# 4. find the right denominator, $\sqrt{d_k}\,\sigma_q\sigma_k$, when the entries do not have
 #    variance 1, and say when the unit-variance assumption fails.
 
 # %% [markdown]
@@ -35,11 +33,24 @@
 #
 # $$q \cdot k = \sum_{m=1}^{d_k} q_m k_m .$$
 #
-# Attention divides every score by $\sqrt{d_k}$ before the softmax. Why that number? A common
-# lesson text supposes that, "as is standard once a network is past initialization and running
-# through normalized layers", every entry $q_m$, $k_m$ behaves like an independent random
-# variable with mean 0 and variance 1. We take that assumption, see what follows, and at the end
-# look at when it holds.
+# Attention divides every score by $\sqrt{d_k}$ before the softmax. Why that number? The paper
+# that introduced it, Vaswani et al., *Attention Is All You Need* (2017), gives its reason in
+# section 3.2.1:
+#
+# > "We suspect that for large values of $d_k$, the dot products grow large in magnitude,
+# > pushing the softmax function into regions where it has extremely small gradients. To
+# > counteract this effect, we scale the dot products by $\frac{1}{\sqrt{d_k}}$."
+#
+# and its footnote 4 is the whole argument of this notebook in two sentences:
+#
+# > "To illustrate why the dot products get large, assume that the components of $q$ and $k$
+# > are independent random variables with mean 0 and variance 1. Then their dot product,
+# > $q \cdot k = \sum_{i=1}^{d_k} q_i k_i$, has mean 0 and variance $d_k$."
+#
+# Note the words: "we suspect". The first sentence is a conjecture about training (notebook 04
+# shows the small gradients, notebook 11 tests the conjecture by training a head); the footnote
+# is a fact about random vectors, and that we can derive and check here. We take its assumption,
+# see what follows, and at the end look at when it holds.
 
 # %%
 import math
@@ -47,7 +58,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from attnlib import sample_dot_products, softmax, softmax_jacobian
+from attnlib import sample_dot_products, softmax
 
 np.set_printoptions(precision=4, suppress=True)
 SEED = 1706  # arXiv 1706.03762, "Attention Is All You Need"
@@ -290,9 +301,10 @@ variance_table(scaled, theory_var=lambda d: 1)
 # Dividing by $\sqrt{d_k}$ divides each row by its own theory (so the $z$ column is unchanged):
 # the variance is 1 at every width. The histograms show what the two tables say. On the left
 # the raw scores spread out as $d_k$ grows; on the right, after the division, the three
-# histograms lie on top of each other and on the standard normal curve.
+# histograms lie on top of each other and on the standard normal curve (the plotting code is
+# collapsed; click the cell's left edge to show it).
 
-# %%
+# %% jupyter={"source_hidden": true}
 fig, (ax_raw, ax_scaled) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
 colors = {4: "tab:green", 64: "tab:orange", 1024: "tab:blue"}
 for d, color in colors.items():
@@ -341,26 +353,9 @@ for d in (64, 128):
 print(f"Monte Carlo at d_k = 64 (table above): std = {raw[64].std():.4f}")
 
 # %% [markdown]
-# 8 and 11.3. A common lesson text goes on: "without scaling, raw scores can easily reach ±20
-# or ±30". How easily, at standard deviation 8? For a normal score,
-# $P(|s| \ge c) = \mathrm{erfc}\big(c/(8\sqrt 2)\big)$; and we can count in the 50,000
-# Monte Carlo scores at $d_k = 64$:
-
-# %%
-for c in (20, 30):
-    p = math.erfc(c / 8 / math.sqrt(2))
-    count = np.sum(np.abs(raw[64]) >= c)
-    print(f"|score| >= {c}: {c / 8:.2f} std, probability {p:.2e}, about 1 in {1 / p:,.0f}")
-    print(f"    Monte Carlo: {count:,} of {N_SWEEP:,} scores (normal theory: {p * N_SWEEP:,.0f})")
-
-# %% [markdown]
-# $\pm 20$ is 2.5 standard deviations: about one score in 80, so most rows of a few hundred
-# keys have some. $\pm 30$ is 3.75 standard deviations: about 2 in 10,000 scores, rare, not
-# "easy" (it becomes ordinary at $d_k = 1024$, where the standard deviation is 32). Far out in
-# the tail the Monte Carlo count runs above the normal theory: given $q$, the score is exactly
-# normal with spread $|q|$, but $|q|$ varies from query to query, and that mixture of normals
-# has heavier tails than a single one. Rare either way. The
-# conclusion of the lesson survives: a raw score of 20 already dominates a softmax.
+# 8 and 11.3: a score two standard deviations out is 16 at $d_k = 64$. (How often unscaled
+# scores reach "±20 or ±30", as a common lesson text says they easily do, is worked out in the
+# optional section at the end.)
 #
 # A common exercise puts a number on it: at $d_k = 64$ a raw score of 16 is two standard
 # deviations, and scaling turns it into $16/8 = 2$. Compare what the softmax exponentiates:
@@ -373,99 +368,8 @@ print(f"exp({raw_score / np.sqrt(d):g}) = {np.exp(raw_score / np.sqrt(d)):.3f}")
 
 # %% [markdown]
 # A factor of over a million between the two exponentials. (The exercise prints
-# exp(16) ≈ 8,886,110, the integer part of 8,886,110.52.)
-#
-# ## How far apart are the scores?
-#
-# Softmax turns differences of scores into *ratios* of weights: $p_i / p_j = e^{x_i - x_j}$. So
-# what matters in a row is the **gap** between the top score and the runner-up. A common lesson
-# text says that at $d_k = 1024$ (standard deviation 32) "it is routine for the top score and
-# the runner-up to differ by 20–40", and that a gap of 30 gives the top token "e³⁰ ≈ 10¹³ times
-# more weight". First the exponentials:
-
-# %%
-print(f"e^30         = {np.exp(30):.4e}  (to 3 significant figures {np.exp(30):.2e})")
-print(f"e^10         = {np.exp(10):,.2f}")
-print(f"e^30 / e^10  = e^20 = {np.exp(30) / np.exp(10):.4e}")
-
-# %% [markdown]
-# <details><summary>Two small corrections to another lesson text (optional)</summary>
-#
-# Another text writes "exp(30) ≈ 1.06 × 10^13" and calls $e^{30}/e^{10}$ "billions to one".
-# $e^{30} = 1.0686 \times 10^{13}$, so **1.07** × 10^13 when rounded (1.06 cuts the digits off),
-# and $e^{30}/e^{10} = e^{20} \approx 4.85 \times 10^{8}$, about **half a billion** to one. The
-# $e^{30} \approx 10^{13}$ above is right as an order of magnitude. Neither correction weakens
-# the argument: half a billion to one is one-hot for any practical purpose.
-#
-# </details>
-#
-# Now one query against $T = 8$ keys at $d_k = 1024$, real vectors drawn with our `rng`:
-
-# %%
-d_k, T = 1024, 8
-q = rng.standard_normal(d_k)
-K = rng.standard_normal((T, d_k))
-s = K @ q  # (T,) raw scores
-top_two = np.sort(s)[-2:]
-print("raw scores       :", np.array2string(s, precision=1))
-print(f"top - runner-up  : {top_two[1] - top_two[0]:.2f}")
-print("softmax(raw)     :", softmax(s))
-print("softmax(scaled)  :", softmax(s / np.sqrt(d_k)))
-
-# %% [markdown]
-# Is that row typical? We need many rows, for several sequence lengths $T$. Drawing 64 keys of
-# 1024 numbers for each of 5,000 rows would be 330 million numbers, but there is an exact
-# shortcut: **given** $q$, each score $q \cdot k_j = \sum_m q_m k_{jm}$ is a sum of independent
-# normals with variances $q_m^2$, so it is exactly $N(0, |q|^2)$, independently for each key. So
-# we draw real queries, take their lengths, and draw the scores as $|q|$ times standard normals.
-
-# %%
-n_rows = 5_000
-q_len = np.linalg.norm(rng.standard_normal((n_rows, d_k)), axis=1)  # |q| of 5,000 queries
-print(f"|q| at d_k = {d_k}: mean {q_len.mean():.2f}, std {q_len.std():.2f} (sqrt(d_k) = 32)\n")
-print("          median   gap in    gap    top weight > 0.99   top score")
-print("keys T       gap  [20, 40]  >= 10      raw   scaled      > 88.7")
-for T in (4, 8, 64):
-    s = q_len[:, None] * rng.standard_normal((n_rows, T))  # (n_rows, T) raw scores
-    top_two = np.sort(s, axis=1)[:, -2:]
-    gap = top_two[:, 1] - top_two[:, 0]
-    top_raw = softmax(s).max(axis=1)
-    top_scaled = softmax(s / np.sqrt(d_k)).max(axis=1)
-    print(
-        f"{T:>6} {np.median(gap):>9.1f} {np.mean((gap >= 20) & (gap <= 40)):>9.0%}"
-        f" {np.mean(gap >= 10):>6.0%} {np.mean(top_raw > 0.99):>8.0%}"
-        f" {np.mean(top_scaled > 0.99):>8.0%} {np.mean(top_two[:, 1] > 88.7):>11.1%}"
-    )
-
-# %% [markdown]
-# Reading the table:
-#
-# * The typical gap is smaller than "20–40" and **shrinks** as $T$ grows: more keys crowd the
-#   top. A gap in $[20, 40]$ happens in a minority of rows, not routinely.
-# * It does not need to be 30. A gap of 10 is already a weight ratio $e^{10} \approx 22{,}026$,
-#   and without the scale the top weight exceeds 0.99 in most rows. After dividing by
-#   $\sqrt{d_k} = 32$ the gaps are 32 times smaller and no row is that one-sided.
-# * The last column is the share of rows whose largest raw score passes 88.7, where $e^x$
-#   overflows float32 (notebook 05 explains why that is *not* the reason for the scale).
-#
-# **Why a one-sided softmax stops learning.** The derivative of softmax is
-# $\partial p_i/\partial x_j = p_i(\delta_{ij} - p_j)$. When $p$ is nearly one-hot every entry is
-# nearly 0: for the losers because $p_i \approx 0$, and **for the winner too**, because
-# $p_i(1 - p_i) \approx 0$ when $p_i \approx 1$. No score, not even the winning one, gets a useful
-# gradient. For the single row above:
-
-# %%
-d_k, T = 1024, 8
-s = K @ q  # the single row drawn above
-for label, x in (("raw", s), ("scaled", s / np.sqrt(d_k))):
-    p = softmax(x)
-    J = softmax_jacobian(p)
-    i = p.argmax()
-    print(f"{label:>6}: top weight {p[i]:.6f}, ∂p_top/∂x_top = {J[i, i]:.2e},", end=" ")
-    print(f"largest |J| entry {np.abs(J).max():.2e}")
-
-# %% [markdown]
-# Notebook 04 explores this with a live lab.
+# exp(16) ≈ 8,886,110, the integer part of 8,886,110.52.) What a softmax does with such ratios,
+# a nearly one-hot row whose gradient vanishes, is the subject of notebook 04.
 
 # %% [markdown]
 # ## Entries with variance $\sigma^2$
@@ -580,7 +484,107 @@ ch02.score_variance.check_solution(d_k * sigma_q**2 * sigma_k**2)  # d_k terms o
 # * Dividing by $\sqrt{d_k}$ makes the variance 1 at every width; with entry variances
 #   $\sigma_q^2, \sigma_k^2$ the right divisor is $\sqrt{d_k}\,\sigma_q\sigma_k$. Trained models
 #   need not keep unit variance, which is why some also normalise $q$ and $k$.
-# * Unscaled at $d_k = 1024$, the gap between the top two scores is typically 10 to 20, a
-#   weight ratio of $e^{10} \approx 22{,}000$ or more; the softmax is nearly one-hot and its
-#   gradient nearly zero for every score, the winner's included. Next: notebook 03 works the
+# * Vaswani et al.'s footnote 4 is this notebook's derivation; their "we suspect" about small
+#   gradients is notebook 04's subject (and notebook 11 tests it). Next: notebook 03 works the
 #   "it" example by hand.
+
+# %% [markdown]
+# ## Optional: how large and how far apart are unscaled scores?
+#
+# Two claims of common lesson texts about unscaled scores, checked. First: "without scaling, raw
+# scores can easily reach ±20 or ±30". How easily, at standard deviation 8? For a normal score,
+# $P(|s| \ge c) = \mathrm{erfc}\big(c/(8\sqrt 2)\big)$; and we can count in the 50,000
+# Monte Carlo scores at $d_k = 64$:
+
+# %%
+for c in (20, 30):
+    p = math.erfc(c / 8 / math.sqrt(2))
+    count = np.sum(np.abs(raw[64]) >= c)
+    print(f"|score| >= {c}: {c / 8:.2f} std, probability {p:.2e}, about 1 in {1 / p:,.0f}")
+    print(f"    Monte Carlo: {count:,} of {N_SWEEP:,} scores (normal theory: {p * N_SWEEP:,.0f})")
+
+# %% [markdown]
+# $\pm 20$ is 2.5 standard deviations: about one score in 80, so most rows of a few hundred
+# keys have some. $\pm 30$ is 3.75 standard deviations: about 2 in 10,000 scores, rare, not
+# "easy" (it becomes ordinary at $d_k = 1024$, where the standard deviation is 32). Far out in
+# the tail the Monte Carlo count runs above the normal theory: given $q$, the score is exactly
+# normal with spread $|q|$, but $|q|$ varies from query to query, and that mixture of normals
+# has heavier tails than a single one. Rare either way.
+
+# %% [markdown]
+# ### How far apart are the top two?
+#
+# Softmax turns differences of scores into *ratios* of weights: $p_i / p_j = e^{x_i - x_j}$. So
+# what matters in a row is the **gap** between the top score and the runner-up. A common lesson
+# text says that at $d_k = 1024$ (standard deviation 32) "it is routine for the top score and
+# the runner-up to differ by 20–40", and that a gap of 30 gives the top token "e³⁰ ≈ 10¹³ times
+# more weight". First the exponentials:
+
+# %%
+print(f"e^30         = {np.exp(30):.4e}  (to 3 significant figures {np.exp(30):.2e})")
+print(f"e^10         = {np.exp(10):,.2f}")
+print(f"e^30 / e^10  = e^20 = {np.exp(30) / np.exp(10):.4e}")
+
+# %% [markdown]
+# <details><summary>Two small corrections to another lesson text (optional)</summary>
+#
+# Another text writes "exp(30) ≈ 1.06 × 10^13" and calls $e^{30}/e^{10}$ "billions to one".
+# $e^{30} = 1.0686 \times 10^{13}$, so **1.07** × 10^13 when rounded (1.06 cuts the digits off),
+# and $e^{30}/e^{10} = e^{20} \approx 4.85 \times 10^{8}$, about **half a billion** to one. The
+# $e^{30} \approx 10^{13}$ above is right as an order of magnitude. Neither correction weakens
+# the argument: half a billion to one is one-hot for any practical purpose.
+#
+# </details>
+#
+# Now one query against $T = 8$ keys at $d_k = 1024$, real vectors drawn with our `rng`:
+
+# %%
+d_k, T = 1024, 8
+q = rng.standard_normal(d_k)
+K = rng.standard_normal((T, d_k))
+s = K @ q  # (T,) raw scores
+top_two = np.sort(s)[-2:]
+print("raw scores       :", np.array2string(s, precision=1))
+print(f"top - runner-up  : {top_two[1] - top_two[0]:.2f}")
+print("softmax(raw)     :", softmax(s))
+print("softmax(scaled)  :", softmax(s / np.sqrt(d_k)))
+
+# %% [markdown]
+# Is that row typical? We need many rows, for several sequence lengths $T$. Drawing 64 keys of
+# 1024 numbers for each of 5,000 rows would be 330 million numbers, but there is an exact
+# shortcut: **given** $q$, each score $q \cdot k_j = \sum_m q_m k_{jm}$ is a sum of independent
+# normals with variances $q_m^2$, so it is exactly $N(0, |q|^2)$, independently for each key. So
+# we draw real queries, take their lengths, and draw the scores as $|q|$ times standard normals.
+
+# %%
+n_rows = 5_000
+q_len = np.linalg.norm(rng.standard_normal((n_rows, d_k)), axis=1)  # |q| of 5,000 queries
+print(f"|q| at d_k = {d_k}: mean {q_len.mean():.2f}, std {q_len.std():.2f} (sqrt(d_k) = 32)\n")
+print("          median   gap in    gap    top weight > 0.99   top score")
+print("keys T       gap  [20, 40]  >= 10      raw   scaled      > 88.7")
+for T in (4, 8, 64):
+    s = q_len[:, None] * rng.standard_normal((n_rows, T))  # (n_rows, T) raw scores
+    top_two = np.sort(s, axis=1)[:, -2:]
+    gap = top_two[:, 1] - top_two[:, 0]
+    top_raw = softmax(s).max(axis=1)
+    top_scaled = softmax(s / np.sqrt(d_k)).max(axis=1)
+    print(
+        f"{T:>6} {np.median(gap):>9.1f} {np.mean((gap >= 20) & (gap <= 40)):>9.0%}"
+        f" {np.mean(gap >= 10):>6.0%} {np.mean(top_raw > 0.99):>8.0%}"
+        f" {np.mean(top_scaled > 0.99):>8.0%} {np.mean(top_two[:, 1] > 88.7):>11.1%}"
+    )
+
+# %% [markdown]
+# Reading the table:
+#
+# * The typical gap is smaller than "20–40" and **shrinks** as $T$ grows: more keys crowd the
+#   top. A gap in $[20, 40]$ happens in a minority of rows, not routinely.
+# * It does not need to be 30: without the scale the top weight exceeds 0.99 in most rows
+#   (notebook 04, section 2, says why a gap of 10 is already enough). After dividing by
+#   $\sqrt{d_k} = 32$ the gaps are 32 times smaller and no row is that one-sided.
+# * The last column is the share of rows whose largest raw score passes 88.7, where $e^x$
+#   overflows float32 (notebook 05 explains why that is *not* the reason for the scale).
+
+# %% [markdown]
+# Why a row that one-sided stops learning, for the winner as much as for the losers, is
+# notebook 04's subject.

@@ -16,10 +16,9 @@
 # %% [markdown]
 # # 03 · The worked example: what does "it" attend to?
 #
-# A customer writes *"My order was late and it was cold."* The word "it" means nothing on its
-# own; it borrows its meaning from an earlier word. Attention resolves that borrowing with
-# numbers: one weight per (query token, key token) pair. Here you trace those numbers by hand on
-# a sentence small enough for pencil and paper, the four tokens
+# A customer writes *"My order was late and it was cold."* The word "it" borrows its meaning
+# from an earlier word, and attention resolves that borrowing with one weight per (query token,
+# key token) pair. Here you trace those numbers by hand on the four tokens
 #
 # $$\text{Order} \quad \text{was} \quad \text{late} \quad \text{it}$$
 #
@@ -34,8 +33,8 @@
 # 3. prove that two tokens with equal keys receive equal weight from every query;
 # 4. picture an attention output as a point inside the values it averages.
 #
-# Boxes marked *optional* check the rounding of the source lessons; skip them on a first
-# reading. The main path takes 15 to 30 minutes.
+# Boxes marked *optional* and the appendix check the rounding of the source lessons; skip them
+# on a first reading.
 
 # %%
 import matplotlib.pyplot as plt
@@ -67,9 +66,7 @@ def show(v, fmt="{:.4f}"):
 tokens = examples.ORDER_TOKENS
 X, W_Q, W_K, W_V = examples.ORDER_X, examples.ORDER_W_Q, examples.ORDER_W_K, examples.ORDER_W_V
 
-Q = X @ W_Q
-K = X @ W_K
-V = X @ W_V
+Q, K, V = X @ W_Q, X @ W_K, X @ W_V
 
 print("tokens:", tokens)
 print("Q = X @ W_Q =\n", Q)
@@ -79,10 +76,8 @@ print("V = X @ W_V =\n", V)
 Q_text = [[2, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 1], [1, 0, 2, 1]]  # as the lesson prints them
 K_text = [[1, 1, 2, 0], [1, 1, 0, 2], [1, 1, 1, 1], [1, 1, 1, 1]]
 V_text = [[2, 0, 3, 1], [1, 1, 0, 1], [2, 1, 0, 1], [1, 0, 3, 1]]
-print(
-    "equal to the lesson's Q, K, V:",
-    [np.array_equal(a, b) for a, b in ((Q, Q_text), (K, K_text), (V, V_text))],
-)
+same = [np.array_equal(a, b) for a, b in ((Q, Q_text), (K, K_text), (V, V_text))]
+print("equal to the lesson's Q, K, V:", same)
 
 # %% [markdown]
 # Notice already: the keys of "late" and "it" are the **same vector**, $[1, 1, 1, 1]$. Keep
@@ -148,10 +143,9 @@ print("agree with attnlib.softmax:", np.allclose(w_scaled_it, softmax(scaled_it)
 
 # %% [markdown]
 # Even at $d_k = 4$ the unscaled weights are more concentrated on the top score ("Order"):
-# 53.4 % without the scale, 38.7 % with it. So the unscaled output is pulled harder toward
-# $v_\text{Order} = [2, 0, 3, 1]$ (it is closer to it): the sharper softmax discards more of the
-# partial evidence from the other tokens. At $d_k = 1024$ the same sharpening becomes extreme
-# (notebooks 02 and 04).
+# 53.4 % without the scale, 38.7 % with it, so the unscaled output is pulled harder toward
+# $v_\text{Order} = [2, 0, 3, 1]$. At $d_k = 1024$ the same sharpening becomes extreme
+# (notebook 04).
 #
 # <details><summary>Optional: two roundings in the lesson text</summary>
 #
@@ -217,16 +211,10 @@ print("output[3]  =", output[3])  # context vector for "it"
 
 # %%
 ref_output, ref_weights = attnlib_attention(Q, K, V)
-print(
-    "lesson's code == attnlib, all rows:",
-    np.allclose(weights, ref_weights),
-    np.allclose(output, ref_output),
-)
-print(
-    "row 3 == hand computation:",
-    np.allclose(weights[3], w_scaled_it),
-    np.allclose(output[3], out_scaled_it),
-)
+same_rows = np.allclose(weights, ref_weights), np.allclose(output, ref_output)
+same_hand = np.allclose(weights[3], w_scaled_it), np.allclose(output[3], out_scaled_it)
+print("lesson's code == attnlib, all rows:", *same_rows)
+print("row 3 == hand computation:", *same_hand)
 
 # %% [markdown]
 # ### Exercise: the weights of the query of "late"
@@ -254,12 +242,14 @@ ch03.late_weights.check_solution(np.exp(sol_scores) / np.exp(sol_scores).sum())
 # ## 5. Every query at once, and the query of "late"
 #
 # The matrix form computes every token's weights in one line, row by row, and the picture shows
-# them all: queries (who is attending) down the side, keys (who is attended to) across the top.
+# them all: queries (who is attending) down the side, keys (who is attended to) across the top
+# (the plotting code is collapsed; click the cell's left edge to show it).
 
 # %%
 weights_raw = softmax(Q @ K.T)  # no scale
 weights_scaled = softmax(Q @ K.T / np.sqrt(d_k))
 
+# %% jupyter={"source_hidden": true}
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.2), layout="constrained")
 attention_heatmap(
     weights_raw, tokens, tokens, ax=axes[0], fmt="{:.3f}", title=r"raw: softmax$(QK^\top)$"
@@ -303,11 +293,11 @@ print("scaled scores:  ", show(scaled_late, "{:g}"))
 print("softmax(raw)   =", show(w_raw_late))
 print("softmax(scaled)=", show(w_scaled_late))
 print("output(scaled weights) =", show(w_scaled_late @ V))
-print(
-    "agrees with attnlib row 2:",
+same = (
     np.allclose(w_scaled_late, ref_weights[late]),
     np.allclose(w_scaled_late @ V, ref_output[late]),
 )
+print("agrees with attnlib row 2:", *same)
 
 # %% [markdown]
 # These are the lesson's numbers. "Order" and "was" have traded places, and "late" and "it"
@@ -417,7 +407,7 @@ print("output = p @ V =", show(p @ V_two, "{:.1f}"))
 # Equal scores, equal weights: the output is the midpoint of $v_0$ and $v_1$. Both examples on
 # their segments (the ticks mark the weight on $v_1$ in steps of 0.1):
 
-# %%
+# %% jupyter={"source_hidden": true}
 fig, axes = plt.subplots(
     1, 2, figsize=(9, 4.3), layout="constrained", gridspec_kw={"width_ratios": [1.5, 1]}
 )
@@ -457,44 +447,6 @@ plt.show()
 # The exercise says $d_k = 4$, but its vectors have **two** components, so by the formula
 # $\sqrt{d_k}$ would be $\sqrt 2$, not 2. Here it does not matter: both scores are 4, and equal
 # scores give a uniform softmax whatever they are divided by (appendix D tries three scales).
-#
-# </details>
-#
-# ## 7. A third lesson's arithmetic
-#
-# A lesson on "The animal crossed the road because it was tired" works the same steps on numbers
-# taken from a figure it does not include: "q_1 · k_1 = 1.0(1.1) + 0.5(0.4) = 1.30", weight
-# row 1 "31% from itself, 26% from token 2, and so on", and "Output row 1: 0.31(2.0) +
-# 0.26(0.5) + 0.25(1.5) + 0.18(0.0) = 1.13". `attnlib.examples` holds those numbers as data;
-# the arithmetic is ours:
-
-# %%
-from decimal import ROUND_HALF_UP, Decimal
-
-q1, k1 = examples.ANIMAL_Q1, examples.ANIMAL_K1
-w1, v_col = examples.ANIMAL_WEIGHTS_ROW1, examples.ANIMAL_V_COLUMN
-print(f"q1·k1 = {q1[0]:.1f}({k1[0]:.1f}) + {q1[1]:.1f}({k1[1]:.1f}) = {q1 @ k1:.2f}")
-print("weight row 1:", "  ".join(f"{x:.2f}" for x in w1), f"  sum {w1.sum():.2f}")
-out1 = w1 @ v_col
-print("output row 1 =", " + ".join(f"{x:.2f}({v:.1f})" for x, v in zip(w1, v_col)))
-half_up = Decimal(float(out1)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-print(f"             = {out1:.3f}, which rounds (half up) to {half_up}")
-print(f"weights known to ±0.005 each, so output row 1 is known to ±{0.005 * v_col.sum():.2f}")
-
-# %% [markdown]
-# Every number checks: 1.30, a weight row that sums to 1.00, and an output of exactly 1.125,
-# which the lesson prints as 1.13.
-#
-# <details><summary>Optional: what these numbers can and cannot tell you</summary>
-#
-# * 1.125 lies exactly halfway: rounding half up gives 1.13, as the lesson prints; Python's
-#   `f"{1.125:.2f}"` gives 1.12, because it rounds a tie to the even digit. Both are fair; the
-#   exact value is 1.125.
-# * The weights are printed to two decimals, so each may be off by up to 0.005; the output row
-#   they produce is known only to about $\pm 0.02$.
-# * The lesson's code draws unseeded random matrices with $d_k = 4$, while the dot product it
-#   quotes has two terms: the figure seems to show only part of each vector. Its numbers cannot
-#   be regenerated from its code, so we check the arithmetic it shows, not the matrices.
 #
 # </details>
 
@@ -542,7 +494,7 @@ print(f"weights known to ±0.005 each, so output row 1 is known to ±{0.005 * v_
 # Next: **04 · Softmax saturation**, where $d_k$ grows to 1024 and the weights stop flattening.
 
 # %% [markdown]
-# ## Appendix (optional): the rounding checks, computed
+# ## Appendix (optional): the rounding checks, computed, and a third lesson's arithmetic
 #
 # **A.** Section 3: the weight on Order rounded once and twice, and the lesson's sum with
 # 4-decimal weights beside the full-precision one.
@@ -597,3 +549,40 @@ for label, divisor in (
 ):
     out_two, p_two = attnlib_attention(q_two, K_two, V_two, scale=1 / divisor)
     print(f"{label:<24} p = {show(p_two, '{:.2f}')}  output = {show(out_two, '{:.1f}')}")
+
+# %% [markdown]
+# **E.** A third lesson's arithmetic. A lesson on "The animal crossed the road because it was
+# tired" works the same steps on numbers taken from a figure it does not include:
+# "q_1 · k_1 = 1.0(1.1) + 0.5(0.4) = 1.30", weight row 1 "31% from itself, 26% from token 2,
+# and so on", and "Output row 1: 0.31(2.0) + 0.26(0.5) + 0.25(1.5) + 0.18(0.0) = 1.13". `attnlib.examples` holds those numbers as data;
+# the arithmetic is ours:
+
+# %%
+from decimal import ROUND_HALF_UP, Decimal
+
+q1, k1 = examples.ANIMAL_Q1, examples.ANIMAL_K1
+w1, v_col = examples.ANIMAL_WEIGHTS_ROW1, examples.ANIMAL_V_COLUMN
+print(f"q1·k1 = {q1[0]:.1f}({k1[0]:.1f}) + {q1[1]:.1f}({k1[1]:.1f}) = {q1 @ k1:.2f}")
+print("weight row 1:", "  ".join(f"{x:.2f}" for x in w1), f"  sum {w1.sum():.2f}")
+out1 = w1 @ v_col
+print("output row 1 =", " + ".join(f"{x:.2f}({v:.1f})" for x, v in zip(w1, v_col)))
+half_up = Decimal(float(out1)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+print(f"             = {out1:.3f}, which rounds (half up) to {half_up}")
+print(f"weights known to ±0.005 each, so output row 1 is known to ±{0.005 * v_col.sum():.2f}")
+
+# %% [markdown]
+# Every number checks: 1.30, a weight row that sums to 1.00, and an output of exactly 1.125,
+# which the lesson prints as 1.13.
+#
+# <details><summary>Optional: what these numbers can and cannot tell you</summary>
+#
+# * 1.125 lies exactly halfway: rounding half up gives 1.13, as the lesson prints; Python's
+#   `f"{1.125:.2f}"` gives 1.12, because it rounds a tie to the even digit. Both are fair; the
+#   exact value is 1.125.
+# * The weights are printed to two decimals, so each may be off by up to 0.005; the output row
+#   they produce is known only to about $\pm 0.02$.
+# * The lesson's code draws unseeded random matrices with $d_k = 4$, while the dot product it
+#   quotes has two terms: the figure seems to show only part of each vector. Its numbers cannot
+#   be regenerated from its code, so we check the arithmetic it shows, not the matrices.
+#
+# </details>

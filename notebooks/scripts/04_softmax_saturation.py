@@ -18,9 +18,12 @@
 #
 # Notebook 02 showed that a dot product of two $d_k$-dimensional vectors with unit-variance
 # entries has variance $d_k$. This notebook follows that spread of scores into the softmax and
-# out through its gradient.
+# out through its gradient: it is the mechanism behind the reason Vaswani et al. (2017) gave for
+# the scale, that large dot products push "the softmax function into regions where it has
+# extremely small gradients" (quoted in full in notebook 02). This is the notebook that tells
+# the story of saturation and derives the softmax Jacobian; later notebooks link back here.
 #
-# **After this notebook you can**
+# **Learning goals.** After this notebook you can
 #
 # 1. say what "softmax saturates" means, and measure it with the entropy and the largest weight;
 # 2. derive the softmax Jacobian $\partial p_i / \partial x_j = p_i(\delta_{ij} - p_j)$ with the
@@ -103,11 +106,13 @@ print(f"exp(30) = {np.exp(30):.4e}   (about {np.exp(30):.2e})")
 print(f"exp(10) = {np.exp(10):,.0f}")
 
 # %% [markdown]
-# How large are the gaps really? **Notebook 02** measured them (section "How far apart are the
-# scores?"): with a handful of keys the typical gap at $d_k = 1024$ is smaller than the lesson's
-# "20–40", and it shrinks as more keys crowd the top. It does not need to be 30: a gap of 10, which
-# notebook 02 found common, is already a weight ratio $e^{10} \approx 22{,}026$. The lab below
-# lets you watch what one draw of scores does.
+# How large are the gaps really? **Notebook 02** measured them (its optional section "How far
+# apart are the top two?"): with a handful of keys the typical gap at $d_k = 1024$ is smaller
+# than the lesson's "20–40", and it shrinks as more keys crowd the top. It does not need to be
+# 30: a gap of 10, which notebook 02 found in most rows, is already a weight ratio
+# $e^{10} \approx 22{,}026$, so the runner-up gets less than 1/22,000 of the top key's weight.
+# That is **saturation**: the weights are one-hot to four decimals although the scores are
+# ordinary numbers. The lab below lets you watch what one draw of scores does.
 
 # %% [markdown]
 # ## 3. The gradient of softmax
@@ -183,7 +188,9 @@ print(
 
 # %% [markdown]
 # One number for "how much gradient can get through": the Frobenius norm
-# $\|J\|_F = \sqrt{\sum_{ij} J_{ij}^2}$. The tested versions live in `attnlib`
+# $\|J\|_F = \sqrt{\sum_{ij} J_{ij}^2}$. It is not a gradient but a bound on one: whatever
+# gradient $g$ arrives at the weights, the one passed on to the scores is $J^\top g$ (section 4),
+# and $\|J^\top g\| \le \|J\|_F\,\|g\|$. The tested versions live in `attnlib`
 # (`softmax_jacobian`, and `entropy` and `softmax_jacobian_norm` in `attnlib.saturation`); they
 # agree with ours:
 
@@ -242,8 +249,8 @@ for label, scores in (("std 1  (scaled)  ", x), ("std 32 (unscaled)", 32 * x)):
 # ## 5. The lab: drag $d_k$ and watch
 #
 # One query attends over 8 keys (seeded random vectors of length 1024; at a given $d_k$ the lab
-# uses their first $d_k$ coordinates). Left: the weights, the largest in red. Middle: the entropy
-# for every $d_k$; right: $\|J\|_F$ for every $d_k$ **on a log scale** (a linear axis would draw
+# uses their first $d_k$ coordinates). Left: the weights, the largest in red and hatched. Middle:
+# the entropy for every $d_k$; right: $\|J\|_F$ for every $d_k$ **on a log scale** (a linear axis would draw
 # $10^{-3}$ and $10^{-13}$ at the same height, both "zero"); scaled in blue, unscaled in orange;
 # the circle marks where you are. The line above the picture gives the numbers.
 #
@@ -328,7 +335,7 @@ print(f"  share of draws < 1e-3   = {np.mean(at_1024 < 1e-3):.0%}")
 print(f"  mean ||J||_F            = {at_1024.mean():.3f}  (pulled up by near-ties)")
 print(f"scaled, d_k = 1024: median {np.median(J_norms['scaled'][-1]):.3f}")
 
-# %%
+# %% jupyter={"source_hidden": true}
 fig, ax = plt.subplots(figsize=(7.5, 3.6))
 for kind, colour, label in (
     ("scaled", "C0", r"scaled by $1/\sqrt{d_k}$"),
@@ -348,11 +355,13 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Scaled, the band is flat: the scores always have standard deviation 1, so the softmax looks
+# (The plotting code is collapsed; click the cell's left edge to show it.) Scaled, the band is
+# flat: the scores always have standard deviation 1, so the softmax looks
 # the same at every $d_k$. Unscaled, the median falls by orders of magnitude as $d_k$ grows; at
 # $d_k = 1024$ it is of order $10^{-6}$, five orders of magnitude below the scaled value, and
-# about two draws in three pass back less than a thousandth of the gradient. The mean printed above is far larger than the median: a few draws with two nearly
-# tied keys, as in the lab, keep a large gradient, which is luck, not a cure.
+# about two draws in three pass back less than a thousandth of the gradient. The mean printed
+# above is far larger than the median: a few draws with two nearly tied keys, as in the lab,
+# keep a large gradient, which is luck, not a cure.
 
 # %% [markdown]
 # ## Check yourself

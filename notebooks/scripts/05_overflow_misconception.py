@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # 05 "We scale to avoid overflow": a misconception
+# # 05 · "We scale to avoid overflow": a misconception
 #
 # Why is there a $1/\sqrt{d_k}$ in $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$? The usual answer,
 # in lecture notes and blog posts alike, is some version of
@@ -30,8 +30,8 @@
 # > itself makes overflow impossible [...]. What max-subtraction does not touch is the spread
 # > between scores.
 #
-# This notebook checks every sentence of that argument with numbers, in float32 and float64, and
-# in float16, the half precision of mixed-precision training, where overflow is a real risk.
+# This notebook checks that argument with numbers, in float32, float64 and float16 (the half
+# precision of mixed-precision training, where overflow is a real risk).
 #
 # **Learning goals.** After this notebook you can
 # 1. compute where `exp` overflows in float16, float32 and float64, and show the `inf` and the
@@ -41,8 +41,8 @@
 # 3. tell the *size* of the scores (which overflows) from their *spread* (which saturates), and
 #    show that a wider float type leaves a saturated softmax, and its vanishing gradient, exactly
 #    as saturated as before;
-# 4. say what "numerical stability" does and does not mean here: max-subtraction guards against
-#    overflow (and earns its keep in float16); the scale guards against saturation.
+# 4. say what "numerical stability" means here: max-subtraction guards against overflow, the
+#    scale against saturation.
 #
 # Prerequisites: notebook 02 ($\mathrm{Var}(q\cdot k) = d_k$) and notebook 04 (saturation).
 
@@ -295,38 +295,11 @@ print("softmax(scaled) =", attnlib.softmax(scaled))
 # one-hot to four decimals. The scaled scores have a spread near $1$ and give a distribution in
 # which every key keeps some weight.
 #
-# How typical is this one row? **Notebook 02** measured the gap between the top score and the
-# runner-up over thousands of rows (section "How far apart are the scores?"). The gaps it found
-# are usually smaller than the "20–40" that a common lesson text calls routine, and they shrink as
-# the number of keys grows; but a gap of 10 is common, and 10 is already a weight ratio of
-# $e^{10} \approx 22{,}026$, so without the scale the top weight is close to 1 in most rows.
+# This one row is typical: why a gap of 10 or so between the top two scores already makes a
+# softmax one-hot, and how common such gaps are, is told in notebook 04 (section 2).
 #
-# There is a fair point *for* the overflow worry, too. How often does the largest raw score of a
-# row pass the overflow threshold? At $d_k = 1024$ the scores of one row are close to independent
-# $N(0, 32^2)$ draws, so the chance that all $T$ stay below a threshold $t$ is $\Phi(t/32)^T$, with
-# $\Phi$ the standard normal distribution function, $\Phi(z) = \tfrac12(1 + \mathrm{erf}(z/\sqrt2))$.
-# No sampling needed:
-
-# %%
-from math import erf, sqrt
-
-
-def normal_cdf(z):
-    return 0.5 * (1 + erf(z / sqrt(2)))
-
-
-print("keys T   P(max raw score > 11.09)   P(max raw score > 88.72)")
-print("              float16 overflows           float32 overflows")
-for n_keys in (8, 64, 1024):
-    p16 = 1 - normal_cdf(11.09 / 32) ** n_keys
-    p32 = 1 - normal_cdf(88.72 / 32) ** n_keys
-    print(f"{n_keys:6d}   {p16:24.4f}   {p32:24.4f}")
-
-# %% [markdown]
-# In float32 a naive softmax would meet an overflowing row now and then, more often with many
-# keys; in float16 almost every unscaled row overflows. That is exactly the failure
-# max-subtraction removes, scaled or not. It does nothing for the rows that saturate with every
-# score far below the threshold, as our row above does.
+# (How often an unscaled row does pass the overflow threshold, in float16 and float32, is worked
+# out in the optional section at the end.)
 
 # %% [markdown]
 # ## 5. A wider float type fixes nothing
@@ -343,15 +316,10 @@ for dtype in dtypes:
     print(f"{DTYPE_NAMES[dtype]:>10}: machine epsilon {np.finfo(dtype).eps:.3e}")
 
 # %% [markdown]
-# Learning happens through the gradient, and the gradient of softmax is its Jacobian (notebook 04
-# derives it with the quotient rule):
-#
-# $$\frac{\partial p_i}{\partial x_j} = p_i(\delta_{ij} - p_j),
-#   \qquad J = \mathrm{diag}(p) - p\,p^\top .$$
-#
-# When $p$ is one-hot every entry is $\approx 0$: no signal reaches any score, so the network
-# cannot learn to move its attention. We compute $J$ by hand in each type, check it against
-# `attnlib.softmax_jacobian`, and print its largest entry.
+# Learning happens through the gradient, and the gradient of softmax is its Jacobian
+# $J = \mathrm{diag}(p) - p\,p^\top$, nearly zero when $p$ is one-hot (notebook 04 derives it
+# and shows why). We compute $J$ in each type, check it against `attnlib.softmax_jacobian`, and
+# print its largest entry.
 
 
 # %%
@@ -378,12 +346,18 @@ print(" ", all(matches_attnlib))
 #
 # * **Raw scores:** the weights are one-hot in all three types, and the largest gradient entry is
 #   about $4 \times 10^{-13}$ in all three. The wider types compute that tiny number a little more
-#   accurately: float32 rounds $p_{\max}$ to exactly $1$ (its $1 - \max p$ is $0$), so its
-#   diagonal entry $p_{\max}(1 - p_{\max})$ vanishes and its largest entry is the off-diagonal
-#   $p_{\max}\,p_{\text{runner-up}}$; float64 and longdouble resolve $1 - p_{\max}$ and agree to
-#   every printed digit. A more accurate near-zero is still near zero for learning.
+#   accurately, but a more accurate near-zero is still near zero for learning.
 # * **Scaled scores:** a healthy distribution and gradient entries of order $0.1$, identical in
 #   every type to the printed digits.
+#
+# <details><summary>Why float32's row differs a little</summary>
+#
+# float32 rounds $p_{\max}$ to exactly $1$ (its $1 - \max p$ is $0$), so its diagonal entry
+# $p_{\max}(1 - p_{\max})$ vanishes and its largest entry is the off-diagonal
+# $p_{\max}\,p_{\text{runner-up}}$; float64 and longdouble resolve $1 - p_{\max}$ and agree
+# to every printed digit.
+#
+# </details>
 #
 # Bits buy *precision*. Saturation is not a precision problem: the exact, infinitely precise
 # softmax of the raw scores is itself one-hot to twelve decimals. Only changing the spread, the
@@ -427,7 +401,7 @@ for s in (1, 8, 32):
         f"max|J| {max_jac[np.float64][i]:.3e} (float64), {max_jac[np.float32][i]:.3e} (float32)"
     )
 
-# %%
+# %% jupyter={"source_hidden": true}
 styles = {
     np.float32: {"lw": 6, "alpha": 0.35, "color": "C0"},
     np.float64: {"lw": 2, "color": "C1"},
@@ -492,7 +466,8 @@ fig.suptitle("Saturation depends on the spread of the scores; the float type doe
 plt.show()
 
 # %% [markdown]
-# The three float types draw one curve (the wide pale band is float32, the other two lie on it).
+# (The plotting code is collapsed; click the cell's left edge to show it.) The three float types
+# draw one curve (the wide pale band is float32, the other two lie on it).
 # The largest weight passes 0.99 and the gradient falls by orders of magnitude at spreads around
 # 8 to 32, the spreads of raw scores at ordinary head sizes. The naive float32 softmax (crosses)
 # fails only in the shaded band on the right, at a spread several times larger still, and
@@ -557,3 +532,33 @@ plt.show()
 #   soft and its gradient $p_i(\delta_{ij} - p_j)$ stays alive.
 #
 # Next: **06 Masking**, where $-\infty$ scores are put into softmax on purpose.
+
+# %% [markdown]
+# ## Optional: how often does an unscaled row overflow?
+#
+# There is a fair point *for* the overflow worry. How often does the largest raw score of a
+# row pass the overflow threshold? At $d_k = 1024$ the scores of one row are close to independent
+# $N(0, 32^2)$ draws, so the chance that all $T$ stay below a threshold $t$ is $\Phi(t/32)^T$, with
+# $\Phi$ the standard normal distribution function, $\Phi(z) = \tfrac12(1 + \mathrm{erf}(z/\sqrt2))$.
+# No sampling needed:
+
+# %%
+from math import erf, sqrt
+
+
+def normal_cdf(z):
+    return 0.5 * (1 + erf(z / sqrt(2)))
+
+
+print("keys T   P(max raw score > 11.09)   P(max raw score > 88.72)")
+print("              float16 overflows           float32 overflows")
+for n_keys in (8, 64, 1024):
+    p16 = 1 - normal_cdf(11.09 / 32) ** n_keys
+    p32 = 1 - normal_cdf(88.72 / 32) ** n_keys
+    print(f"{n_keys:6d}   {p16:24.4f}   {p32:24.4f}")
+
+# %% [markdown]
+# In float32 a naive softmax would meet an overflowing row now and then, more often with many
+# keys; in float16 almost every unscaled row overflows. That is exactly the failure
+# max-subtraction removes, scaled or not. It does nothing for the rows that saturate with every
+# score far below the threshold, as our row above does.

@@ -14,13 +14,12 @@
 # ---
 
 # %% [markdown]
-# # 06 — Masking: who may attend to whom
+# # 06 · Masking: who may attend to whom
 #
 # Attention lets every token look at every other token. Often that is too much: a language model
 # that predicts the next word must not look at the next word, and a batch of sentences padded to
 # one length must not look at the padding. A **mask** says, for every (query, key) pair, whether
-# the query may attend to that key. This notebook builds masks by hand and shows where in the
-# formula they have to go.
+# the query may attend to that key.
 #
 # **Learning goals.** After this notebook you can
 #
@@ -29,24 +28,27 @@
 # 3. build a padding mask from sequence lengths;
 # 4. say what happens to a query that may attend to nothing, why naive code gives NaN, and why
 #    `attnlib` returns zeros instead;
-# 5. build the causal mask for a KV cache, where there are more keys than queries.
+# 5. build the causal mask for a KV cache, where there are more keys than queries, and say
+#    which of the two alignments of a non-square causal mask (yours, PyTorch's `is_causal`) it
+#    needs.
 
 # %% [markdown]
 # ## Our sentence and its scores
 #
 # A common lesson text on masking uses the sentence *"The animal crossed the road because it was
-# tired"*, with random embeddings and projections. We follow the same method with our own
-# **seeded** numbers, so that every number below comes out the same on every run: random
-# embeddings $X$ and projections $W_Q, W_K, W_V$ ($d_{\text{model}} = 8$, $d_k = 4$), with the projections
-# divided by $\sqrt{d_{\text{model}}}$ so that the scaled scores have a standard deviation near 1
-# (notebook 02 explains why that matters). The weights are random, not trained: do not read
-# meaning into *which* word "it" picks. The masks are the point.
+# tired"* with random embeddings and projections. We do the same with **seeded** numbers
+# ($d_{\text{model}} = 8$, $d_k = 4$; the projections divided by $\sqrt{d_{\text{model}}}$ so
+# that the scaled scores have a standard deviation near 1, notebook 02). The weights are
+# random, not trained: do not read meaning into *which* word "it" picks. The masks are the
+# point.
 #
 # $$S = \frac{Q K^\top}{\sqrt{d_k}}, \qquad Q = X W_Q,\; K = X W_K,\; V = X W_V$$
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
+
+from attnlib import softmax
 
 np.set_printoptions(precision=4, suppress=True, linewidth=88)
 
@@ -80,7 +82,7 @@ print(f"standard deviation of the scores: {scores.std():.4f}")
 # A = \mathrm{softmax}(S + M), \qquad \text{output} = A V.$$
 #
 # Since $e^{-\infty} = 0$ exactly, a forbidden key contributes nothing to the numerator *or* the
-# denominator: the allowed keys share all of the weight among themselves.
+# denominator: the allowed keys share all of the weight.
 
 # %%
 causal = np.tril(np.ones((T, T), dtype=bool))  # True = may attend
@@ -91,15 +93,12 @@ print("\nmasked scores, row 2 ('crossed'):")
 print(masked_scores[2])
 print("exp of -inf is exactly", np.exp(-np.inf))
 
+# %% [markdown]
+# The softmax is `attnlib.softmax`, the max-subtracting reference of notebook 05; $e^{-\infty}$
+# gives the masked keys weight exactly 0.
 
 # %%
-def softmax_rows(s):
-    """Softmax of each row, with the row maximum subtracted first (notebook 05)."""
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-weights_causal = softmax_rows(masked_scores)
+weights_causal = softmax(masked_scores)
 output_causal = weights_causal @ V
 print("causal weights A:")
 print(weights_causal)
@@ -107,18 +106,21 @@ print("row sums:", weights_causal.sum(axis=-1))
 
 # %% [markdown]
 # Row 0 ("The") has only itself to look at, so its weight on itself is exactly 1. Every row sums
-# to 1, and everything above the diagonal is exactly 0. As a picture, the attention map:
+# to 1, and everything above the diagonal is exactly 0. As a picture, the attention map (the
+# plotting code is collapsed; click the cell's left edge to show it):
 
-# %%
+# %% jupyter={"source_hidden": true}
 from attnlib.pictures.heatmap import attention_heatmap
 
-fig, (ax_full, ax_causal) = plt.subplots(1, 2, figsize=(13, 5.6))
+fig, (ax_full, ax_causal) = plt.subplots(1, 2, figsize=(10.5, 4.8))
 attention_heatmap(
-    softmax_rows(scores), tokens, tokens, ax=ax_full, title="no mask: every token sees every token"
+    softmax(scores), tokens, tokens, ax=ax_full, title="no mask: every token sees every token"
 )
 attention_heatmap(
     weights_causal, tokens, tokens, ax=ax_causal, title="causal mask: only the past and itself"
 )
+for ax in (ax_full, ax_causal):
+    plt.setp(ax.get_xticklabels(), rotation=60, ha="left", rotation_mode="anchor")
 fig.tight_layout()
 plt.show()
 
@@ -130,7 +132,7 @@ plt.show()
 # the output would be scaled inconsistently across positions." Here are the sums:
 
 # %%
-weights_full = softmax_rows(scores)
+weights_full = softmax(scores)
 weights_zeroed_after = np.where(causal, weights_full, 0.0)
 print("row sums, zeroed after the softmax:")
 print(weights_zeroed_after.sum(axis=-1))
@@ -151,11 +153,11 @@ scores_changed = Q @ K_changed.T / np.sqrt(d_k)
 
 
 def out_before(s):
-    return softmax_rows(np.where(causal, s, -np.inf)) @ V
+    return softmax(np.where(causal, s, -np.inf)) @ V
 
 
 def out_after(s):
-    return np.where(causal, softmax_rows(s), 0.0) @ V
+    return np.where(causal, softmax(s), 0.0) @ V
 
 
 i = 3
@@ -168,9 +170,8 @@ print("                after: ", out_after(scores_changed)[i])
 # %% [markdown]
 # Masking before the softmax makes position 3 blind to the future: its output is unchanged.
 # Zeroing afterwards lets a future token change the past, through the normaliser. (Zeroing and
-# then *renormalising* each row would give the right weights in exact arithmetic, but it does
-# the softmax work twice and can underflow to $0/0$ when a future score is much larger than the
-# allowed ones. Masking first is both simpler and safe.)
+# then *renormalising* would repair the weights in exact arithmetic: check yourself, question 2,
+# says why masking first is still the way.)
 
 # %% [markdown]
 # ### The same with `attnlib`
@@ -179,14 +180,17 @@ print("                after: ", out_after(scores_changed)[i])
 # `scaled_dot_product_attention(Q, K, V, mask=...)` applies it before its softmax. In `attnlib`,
 # `True` = **may attend**.
 #
-# > **Warning: PyTorch has two opposite conventions for boolean masks.**
-# > `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)` reads `True` as
-# > "may attend", like `attnlib`. `torch.nn.MultiheadAttention` (its `attn_mask` and its
-# > `key_padding_mask`) reads `True` as "**not** allowed, ignore this key". Pass one library's
-# > mask to the other and you mask exactly the keys you meant to keep; the code runs, and the
-# > model silently attends to the future or to the padding. Check the documentation of the
-# > function you call, and convert with `~mask` when you move between them. (Float masks are
-# > added to the scores in both: `0` = attend, `-inf` = masked.)
+# <details><summary>Warning: PyTorch has two opposite conventions for boolean masks</summary>
+#
+# `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)` reads `True` as
+# "may attend", like `attnlib`. `torch.nn.MultiheadAttention` (its `attn_mask` and its
+# `key_padding_mask`) reads `True` as "**not** allowed, ignore this key". Pass one library's
+# mask to the other and you mask exactly the keys you meant to keep; the code runs, and the
+# model silently attends to the future or to the padding. Check the documentation of the
+# function you call, and convert with `~mask` when you move between them. (Float masks are
+# added to the scores in both: `0` = attend, `-inf` = masked.)
+#
+# </details>
 
 # %%
 from attnlib import causal_mask, padding_mask, scaled_dot_product_attention
@@ -259,7 +263,7 @@ Q_b, K_b, V_b = X_batch @ W_Q, X_batch @ W_K, X_batch @ W_V
 scores_b = Q_b @ np.swapaxes(K_b, -1, -2) / np.sqrt(d_k)  # (B, T, T)
 
 pad = key_is_real[:, None, :]  # (B, 1, T): the same key mask for every query
-weights_b = softmax_rows(np.where(pad, scores_b, -np.inf))
+weights_b = softmax(np.where(pad, scores_b, -np.inf))
 print("\nsequence 2 (length 3), weights:")
 print(weights_b[2])
 print("row sums:", weights_b[2].sum(axis=-1))
@@ -267,9 +271,7 @@ print("row sums:", weights_b[2].sum(axis=-1))
 # %% [markdown]
 # The middle axis of length 1 broadcasts over the queries: every query of sequence $b$ ignores
 # the same padded keys. The *padded queries* (rows 3 to 8 of sequence 2) still attend to the
-# three real keys (here with equal weights, because their padded embeddings are zero, so their
-# scores are all 0); their outputs are computed and then thrown away, because no loss or later
-# step reads them. `attnlib.padding_mask(lengths, T)` builds exactly this `(B, 1, T)` mask:
+# three real keys; their outputs are computed and thrown away. `attnlib.padding_mask(lengths, T)` builds exactly this `(B, 1, T)` mask:
 
 # %%
 print("padding_mask(lengths, T).shape:", padding_mask(lengths, T).shape)
@@ -277,8 +279,8 @@ print("equals our mask:", np.array_equal(padding_mask(lengths, T), pad))
 _, ref_weights_b = scaled_dot_product_attention(Q_b, K_b, V_b, mask=padding_mask(lengths, T))
 print("same weights as by hand:", np.allclose(ref_weights_b, weights_b))
 
-# %%
-fig, axes = plt.subplots(1, B, figsize=(15, 5.2))
+# %% jupyter={"source_hidden": true}
+fig, axes = plt.subplots(1, B, figsize=(9.2, 3.6))
 for b, ax in enumerate(axes):
     attention_heatmap(
         weights_b[b], annotate=False, ax=ax, title=f"sequence {b}: length {lengths[b]}"
@@ -306,10 +308,12 @@ real = key_is_real[2]  # sequence 2: length 3
 both_real = real[:, None] & real[None, :]  # (T, T): query AND key must be real
 print("row 5 of the mask (a padded query):", both_real[5].astype(int))
 
+masked_row = np.where(both_real, scores_b[2], -np.inf)
 with np.errstate(invalid="ignore"):
-    naive = softmax_rows(np.where(both_real, scores_b[2], -np.inf))
-    e = np.exp(np.where(both_real, scores_b[2], -np.inf))  # no max subtraction
-    no_shift = e / e.sum(axis=-1, keepdims=True)
+    e = np.exp(masked_row - masked_row.max(axis=-1, keepdims=True))  # -inf - (-inf) = nan
+    naive = e / e.sum(axis=-1, keepdims=True)
+    e = np.exp(masked_row)  # no max subtraction: a row of zeros
+    no_shift = e / e.sum(axis=-1, keepdims=True)  # 0 / 0
 print("naive softmax, row 5:          ", naive[5])
 print("without the max shift, row 5:  ", no_shift[5])
 
@@ -324,10 +328,16 @@ print("a masked-out loss over rows [1.0, nan]:", np.sum(np.array([1.0, 0.0]) * [
 
 # %% [markdown]
 # `attnlib` returns **zeros** for a row with nothing allowed: zero weights and so a zero
-# output. That is FlashAttention's convention too: its kernel divides each row by its sum
-# unless the sum is 0, in which case it leaves the (all-zero) row alone. Zero is a safe value
-# rather than a meaningful one: a padded query's output is discarded anyway, and zero does not
-# poison the numbers around it. The real rows are untouched:
+# output. Zero is a safe value rather than a meaningful one: a padded query's output is
+# discarded anyway, and zero does not poison the numbers around it. The real rows are
+# untouched:
+#
+# <details><summary>FlashAttention does the same</summary>
+#
+# Its kernel divides each row by its sum unless the sum is 0, in which case it leaves the
+# (all-zero) row alone.
+#
+# </details>
 
 # %%
 out_both, w_both = scaled_dot_product_attention(Q_b[2], K_b[2], V_b[2], mask=both_real)
@@ -340,9 +350,10 @@ print("real rows 0-2 equal the key-padding result:", np.allclose(w_both[:3], wei
 # ## Causal masks with a KV cache: more keys than queries
 #
 # When a model generates text, it has already computed the keys and values of the earlier
-# tokens and keeps them (the **KV cache**). For the newest tokens it computes only their
-# queries: $T_q$ new queries against $T_k \ge T_q$ keys. The shapes, per layer, with batch $B$
-# and $H$ heads:
+# tokens and keeps them (the **KV cache**, notebook 08). For the newest tokens it computes only
+# their queries: $T_q$ new queries against $T_k \ge T_q$ keys.
+#
+# <details><summary>The shapes, per layer, with batch B and H heads</summary>
 #
 # | array | shape | here ($B = H = 1$, dropped) |
 # | --- | --- | --- |
@@ -352,13 +363,26 @@ print("real rows 0-2 equal the key-padding result:", np.allclose(w_both[:3], wei
 # | scores, weights, mask | $(B, H, T_q, T_k)$; the mask $(T_q, T_k)$ broadcasts | $(2, 9)$ |
 # | output | $(B, H, T_q, d_v)$ | $(2, 4)$ |
 #
-# Each generated token appends one row to $K$ and $V$ ($T_k$ grows by 1) and brings one new query
-# ($T_q = 1$); $T_q > 1$ when a prompt is read in chunks, as here. The new queries are the *last*
-# $T_q$ positions, so query $i$ (counted among the new ones) may see keys
-# $j \le i + (T_k - T_q)$: the mask is the bottom $T_q$ rows of the full causal mask.
+# </details>
 #
-# Careful: `np.tril` of a $T_q \times T_k$ block is aligned to the *top left*, which is wrong
-# here; its `k` argument shifts the diagonal to where it belongs.
+# Each generated token appends one row to $K$ and $V$ ($T_k$ grows by 1) and brings one new query
+# ($T_q = 1$); $T_q > 1$ when a prompt is read in chunks, as here. A causal mask of
+# $T_q \times T_k$ entries is no longer square, and there are **two ways to place its
+# triangle**:
+#
+# * **top-left** (upper-left) alignment: query $i$ may see keys $j \le i$. This is `np.tril` of
+#   a $T_q \times T_k$ block, and it is what PyTorch's
+#   `scaled_dot_product_attention(..., is_causal=True)` builds (`causal_upper_left` in
+#   `torch.nn.attention.bias`). It is right when query $i$ *is* position $i$ of the keys: the
+#   queries are the first $T_q$ positions.
+# * **bottom-right** (lower-right) alignment: query $i$ may see keys $j \le i + (T_k - T_q)$.
+#   This is `attnlib.causal_mask(T_q, T_k)`, PyTorch's `causal_lower_right`, and `np.tril` with
+#   `k = T_k - T_q`. It is right when the queries are the *last* $T_q$ positions, the newest
+#   tokens after the cache.
+#
+# When $T_q = T_k$ the two are the same matrix. With a KV cache the new queries are the last
+# positions, so the cache **needs bottom-right**: the bottom $T_q$ rows of the full causal mask.
+# Top-left there hides keys that are in the past, and the code runs without a complaint.
 
 # %% [markdown]
 # ### Exercise: a cache mask, before reading on
@@ -385,34 +409,44 @@ ch06.kv_cache_mask.check_solution(np.tril(np.ones((2, 5), dtype=bool), k=5 - 2))
 # %%
 T_q, T_k = 2, T  # the last two tokens, "was" and "tired", against all nine keys
 
-wrong = np.tril(np.ones((T_q, T_k), dtype=bool))
-right = np.tril(np.ones((T_q, T_k), dtype=bool), k=T_k - T_q)
-print("np.tril, top-left aligned (wrong):\n", wrong.astype(int))
-print("np.tril with k = T_k - T_q (right):\n", right.astype(int))
-print("right equals the last T_q rows of the full mask:", np.array_equal(right, causal[-T_q:]))
-print("causal_mask(T_q, T_k) equals it too:", np.array_equal(causal_mask(T_q, T_k), right))
+top_left = np.tril(np.ones((T_q, T_k), dtype=bool))  # PyTorch's is_causal=True
+bottom_right = np.tril(np.ones((T_q, T_k), dtype=bool), k=T_k - T_q)  # causal_lower_right
+print("top-left, np.tril of the block (wrong for a cache):\n", top_left.astype(int))
+print("bottom-right, np.tril with k = T_k - T_q (right for a cache):\n", bottom_right.astype(int))
+print(
+    "bottom-right = the last T_q rows of the full mask:",
+    np.array_equal(bottom_right, causal[-T_q:]),
+)
+print("causal_mask(T_q, T_k) is bottom-right:", np.array_equal(causal_mask(T_q, T_k), bottom_right))
+square = np.tril(np.ones((T, T), dtype=bool), k=0)
+print("T_q = T_k: the two alignments agree:", np.array_equal(square, causal_mask(T, T)))
 
-# %%
+# %% jupyter={"source_hidden": true}
 blue = {
     "annotate": False,
     "cmap": "Blues",
     "vmin": 0,
     "vmax": 1.5,
 }  # allowed = blue, masked = white
-fig, (ax_a, ax_b, ax_c) = plt.subplots(1, 3, figsize=(15, 4.4), width_ratios=[1, 1, 1])
+fig, (ax_a, ax_b, ax_c) = plt.subplots(1, 3, figsize=(11, 3.6), width_ratios=[1, 1, 1])
 attention_heatmap(
     causal.astype(float), tokens, tokens, ax=ax_a, title="full causal mask, T x T", **blue
 )
 ax_a.add_patch(plt.Rectangle((-0.5, T - T_q - 0.5), T, T_q, fill=False, ec="crimson", lw=3))
 attention_heatmap(
-    wrong.astype(float), tokens[-T_q:], tokens, ax=ax_b, title="np.tril((T_q, T_k)): wrong", **blue
+    top_left.astype(float),
+    tokens[-T_q:],
+    tokens,
+    ax=ax_b,
+    title="top-left (is_causal=True): wrong",
+    **blue,
 )
 attention_heatmap(
     causal_mask(T_q, T_k).astype(float),
     tokens[-T_q:],
     tokens,
     ax=ax_c,
-    title=f"causal_mask({T_q}, {T_k}): the red rows",
+    title="bottom-right (causal_mask): right",
     **blue,
 )
 for ax in (ax_a, ax_b, ax_c):
@@ -422,8 +456,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# And the point of the cache: the two new queries, with the cached keys and values and this
-# mask, give exactly the last two rows of full causal attention over all nine tokens.
+# And the point of the cache: the two new queries, with the cached keys and values and the
+# bottom-right mask, give exactly the last two rows of full causal attention over all nine
+# tokens. The top-left mask hides "was" and "tired" from their own past and does not.
 
 # %%
 Q_new, K_cache, V_cache = Q[-T_q:], K, V  # 2 new queries; the cache holds all 9 keys and values
@@ -434,25 +469,24 @@ out_cache, w_cache = scaled_dot_product_attention(
 print("weights", w_cache.shape, " output", out_cache.shape)
 print("cached-step output:\n", out_cache)
 print(
-    "equals the last rows of the full causal output:", np.allclose(out_cache, output_causal[-T_q:])
+    "equals the last rows of full causal attention:", np.allclose(out_cache, output_causal[-T_q:])
+)
+out_top_left, _ = scaled_dot_product_attention(Q_new, K_cache, V_cache, mask=top_left)
+print(
+    "with the top-left mask instead:              ", np.allclose(out_top_left, output_causal[-T_q:])
 )
 
 # %% [markdown]
 # ## The masking lab
 #
-# The same sentence and the same scores, live. Pick a **query token** and a **mask**; the left
-# panel shows the whole weight matrix (grey cells are masked), the right one the outlined row as
-# bars, with an × on every masked key; the two lines above the picture give the row's numbers.
-# The **sentence length** slider sets where the padding starts: positions from there on are
-# labelled `<pad>`. It only acts on the two padding masks and is disabled for the others.
+# The same sentence and scores, live. Pick a **query token** and a **mask**: left, the weight
+# matrix (grey = masked); right, the outlined row as bars (× = masked key). The **sentence
+# length** slider sets where the `<pad>` positions start (padding masks only).
 #
-# Things to try: with the causal mask, slide the query from "The" to "tired" and watch the
-# number of allowed keys grow by one each step. Choose **zero after softmax (wrong)**, the
-# shortcut of this notebook: the red bars are too short, the row no longer sums to 1, and the
-# hatched bars show the weight the future keys took in the softmax's denominator, which is how
-# the future leaks into the past. Which query loses the most? Switch to "padding", set the length
-# to 3 and pick query 4: a padded query still attends to the real keys. Then choose
-# "causal + padding": which rows are the same as with "causal" alone, and why?
+# Things to try: with "causal", slide the query from "The" to "tired". Choose **zero after
+# softmax (wrong)**: the hatched bars are the weight the future took in the denominator. Which
+# query loses the most? With "causal + padding", which rows are the same as with "causal"
+# alone, and why?
 #
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
@@ -507,7 +541,9 @@ masking_lab(scores, tokens)
 # - Causal mask: `np.tril(np.ones((T, T), bool))`. Padding mask: `arange(T) < lengths`, of
 #   shape `(B, 1, T)` to broadcast over queries.
 # - A row with no allowed key is $0/0$: NaN in naive code, zeros in `attnlib` and
-#   FlashAttention. Its output is discarded anyway; zeros keep NaN from spreading.
+#   FlashAttention, which keep NaN from spreading.
 # - With a KV cache of shape $(B, H, T_k, d)$ and $T_q < T_k$ new queries, the causal mask is the
-#   bottom $T_q$ rows of the full one: `np.tril(..., k=T_k - T_q)` or
-#   `attnlib.causal_mask(T_q, T_k)`.
+#   bottom $T_q$ rows of the full one, aligned bottom-right: `np.tril(..., k=T_k - T_q)`,
+#   `attnlib.causal_mask(T_q, T_k)`, PyTorch's `causal_lower_right`. PyTorch's `is_causal=True`
+#   aligns top-left, right when the queries are the first positions; the two agree when
+#   $T_q = T_k$.

@@ -70,9 +70,11 @@ body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown code { font-size: 0.9em; 
 # 3. Move the query token. *Predict:* is the effect special to one query?
 #
 # **Notice.** Unscaled, the bars collapse onto one key, the entropy falls towards 0 and the
-# size of the softmax's Jacobian $\|J\|_F$ (the gradient that reaches the scores) drops by many
-# orders of magnitude: a saturated softmax barely learns. Scaled, the weights stay spread and
-# $\|J\|_F$ stays roughly level for every $d_k$.
+# size of the softmax's Jacobian $\|J\|_F$ drops by many orders of magnitude. It is not the
+# gradient itself but a bound on it: whatever gradient $g$ arrives at the weights, the one
+# passed on to the scores is $J^\top g$, no longer than $\|J\|_F\,\|g\|$. So a tiny $\|J\|_F$
+# forces a tiny gradient on every score: a saturated softmax barely learns. Scaled, the weights
+# stay spread and $\|J\|_F$ stays roughly level for every $d_k$.
 #
 # **Likely question.** "Isn't the scale there to stop overflow?" No: softmax implementations
 # subtract the row maximum first, so nothing overflows either way (notebook 05). The scale keeps
@@ -100,9 +102,12 @@ saturation_lab(present=True)
 # sum to less than 1 (the caption prints the sum). Padding removes the `<pad>` keys for every
 # query; causal removes the future, a triangle.
 #
-# **Likely question.** "Why not just multiply the weights by the mask?" That is the wrong mode:
-# the row no longer sums to 1, so the output is a shrunken average, by a different amount for
-# every query.
+# **Likely question.** "Why not just multiply the weights by the mask?" That is the wrong mode,
+# and wrong twice. The row no longer sums to 1, so the output is a shrunken average, by a
+# different amount for every query. Worse, the future still leaks in: the kept weights were
+# divided by the softmax's normaliser $\sum_j e^{s_{ij}}$, which includes the future keys (the
+# hatched bars), so changing a future token changes the outputs of the past (notebook 06 shows
+# it with numbers).
 
 # %%
 # NBVAL_SKIP
@@ -204,9 +209,13 @@ tiling_lab(present=True)
 # scaled, it stays large and the loss falls. The weight map shows whether each query has found
 # its key (the squares).
 #
-# **Likely question.** "Couldn't a bigger learning rate fix it?" Notebook 11 tries several step
-# sizes: the unscaled run stalls at every one, because the gradient is smaller by orders of
-# magnitude, not by a constant factor.
+# **Likely question.** "Couldn't a bigger learning rate fix it?" Not on its own: at
+# $d_k = 256$, from the unit-variance start, notebook 11 tries step sizes from 0.001 to 1 (and
+# eight seeds) and the unscaled run stalls every time. What does fix it is a smaller start
+# *and* a smaller step: divide the initial $W_Q$ and $W_K$ by $d_k^{1/4}$ and the step size by
+# $\sqrt{d_k}$, and the unscaled run follows the scaled one exactly (notebook 11 checks it, to
+# rounding). That is all the scale does: it keeps the spread of the scores the same at every
+# $d_k$, so one standard initialisation and step size work at every width.
 
 # %%
 # NBVAL_SKIP

@@ -60,9 +60,11 @@ saturation_lab()
 # 3. Move the query token. *Predict:* is the effect special to one query?
 #
 # **Notice.** Unscaled, the bars collapse onto one key, the entropy falls towards 0 and the
-# size of the softmax's Jacobian $\|J\|_F$ (the gradient that reaches the scores) drops by many
-# orders of magnitude: a saturated softmax barely learns. Scaled, the weights stay spread and
-# $\|J\|_F$ stays roughly level for every $d_k$.
+# size of the softmax's Jacobian $\|J\|_F$ drops by many orders of magnitude. It is not the
+# gradient itself but a bound on it: whatever gradient $g$ arrives at the weights, the one
+# passed on to the scores is $J^\top g$, no longer than $\|J\|_F\,\|g\|$. So a tiny $\|J\|_F$
+# forces a tiny gradient on every score: a saturated softmax barely learns. Scaled, the weights
+# stay spread and $\|J\|_F$ stays roughly level for every $d_k$.
 #
 # **Likely question.** "Isn't the scale there to stop overflow?" No: softmax implementations
 # subtract the row maximum first, so nothing overflows either way (notebook 05). The scale keeps
@@ -96,9 +98,12 @@ masking_lab()
 # sum to less than 1 (the caption prints the sum). Padding removes the `<pad>` keys for every
 # query; causal removes the future, a triangle.
 #
-# **Likely question.** "Why not just multiply the weights by the mask?" That is the wrong mode:
-# the row no longer sums to 1, so the output is a shrunken average, by a different amount for
-# every query.
+# **Likely question.** "Why not just multiply the weights by the mask?" That is the wrong mode,
+# and wrong twice. The row no longer sums to 1, so the output is a shrunken average, by a
+# different amount for every query. Worse, the future still leaks in: the kept weights were
+# divided by the softmax's normaliser $\sum_j e^{s_{ij}}$, which includes the future keys (the
+# hatched bars), so changing a future token changes the outputs of the past (notebook 06 shows
+# it with numbers).
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Grouped-query attention and the KV cache (notebook 08)
@@ -222,9 +227,13 @@ gradient_lab()
 # scaled, it stays large and the loss falls. The weight map shows whether each query has found
 # its key (the squares).
 #
-# **Likely question.** "Couldn't a bigger learning rate fix it?" Notebook 11 tries several step
-# sizes: the unscaled run stalls at every one, because the gradient is smaller by orders of
-# magnitude, not by a constant factor.
+# **Likely question.** "Couldn't a bigger learning rate fix it?" Not on its own: at
+# $d_k = 256$, from the unit-variance start, notebook 11 tries step sizes from 0.001 to 1 (and
+# eight seeds) and the unscaled run stalls every time. What does fix it is a smaller start
+# *and* a smaller step: divide the initial $W_Q$ and $W_K$ by $d_k^{1/4}$ and the step size by
+# $\sqrt{d_k}$, and the unscaled run follows the scaled one exactly (notebook 11 checks it, to
+# rounding). That is all the scale does: it keeps the spread of the scores the same at every
+# $d_k$, so one standard initialisation and step size work at every width.
 
 # %% [markdown] slideshow={"slide_type": "slide"}
 # ## Attention in a trained model (notebook 13)
@@ -247,10 +256,13 @@ trained_attention_lab()
 #    previous-token head here)?
 # 3. Type a sentence of the class's choosing and press Enter.
 #
-# **Notice.** Heads differ: some follow the previous token, some pile their weight on `[CLS]`
-# or `[SEP]`, a few follow meaning. The same softmax of scaled scores is at work in every one
-# of the 6 × 12 heads.
+# **Notice.** Heads differ: one follows the previous token, many pile their weight on `[CLS]`
+# (32 of the 72 heads put more than half there, none on `[SEP]`), and a few shift their
+# preference between the two nouns when the referent changes, in one sentence frame but not in
+# another. The same softmax of scaled scores is at work in every one of the 6 × 12 heads.
 #
 # **Likely question.** "So this head *knows* what *it* refers to?" Careful: a weight is not an
-# explanation. Notebook 13 shows why (weights on `[SEP]` often carry little, and a large weight
-# on a key with a small value vector contributes little).
+# explanation. Notebook 13 shows why: counted over all 72 heads, as many flip the wrong way as
+# the right way; the heads that shift on "cross the street" do not shift on the trophy pair; a
+# large weight is not a large contribution (in the head it examines, `[CLS]` has the largest
+# weight but its short value vector adds less than *animal*).
