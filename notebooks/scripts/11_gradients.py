@@ -32,7 +32,8 @@
 # **Learning goals.** After this notebook you can
 #
 # 1. write the backward pass of one attention head in numpy and check it by finite differences;
-# 2. train a head and watch the unscaled one stall at $d_k = 256$, at every step size and seed;
+# 2. train a head and watch the unscaled one stall at $d_k = 256$, at every step size and seed
+#    tried;
 # 3. say when the stall happens (the softmax's Jacobian on the path, a large spread of the
 #    scores) and why the scale equals a smaller start and a smaller step.
 
@@ -79,12 +80,11 @@ def loss_of(W_Q, W_K, W_V):
 
 
 Q, K, V, P, O = forward(W_Q, W_K, W_V)
-print("weights of it:", P[IT], " o_it:", O[IT], " v_Order:", target)
-print(f"L = {loss_of(W_Q, W_K, W_V):.6f}")
+print("weights of it:", P[IT], " o_it:", O[IT], f" L = {loss_of(W_Q, W_K, W_V):.6f}")
 
 # %% [markdown]
 # Notebook 03's numbers: "it" puts 0.3875 of its weight on "Order", and its output is some way
-# from $v_\text{Order}$.
+# from $v_\text{Order} = [2, 0, 3, 1]$.
 #
 # ## 2. Backward, one line per forward line
 #
@@ -156,9 +156,8 @@ print("dL/dW_K =\n", dW_K)
 # Every key has a 1 in coordinates 0 and 1, so moving $q_\text{it}$ along them adds the same
 # amount to every score of "it", and the softmax ignores a constant added to a row: no weight
 # changes, so the loss has no gradient in those directions (the `-0.` are rounding noise of
-# order $10^{-16}$). The optional section at the end
-# checks the same fact from the other side (each row of $dS$ sums to 0), and that the softmax
-# line is $J^\top dp$.
+# order $10^{-16}$). The optional section at the end checks the same fact from the other side
+# (each row of $dS$ sums to 0), and that the softmax line is $J^\top dp$.
 #
 # </details>
 #
@@ -214,9 +213,9 @@ print(f"weight of it on Order: {P[IT, ORDER]:.4f} -> {P_new[IT, ORDER]:.4f}")
 #
 # ## 5. Does training really stall? A retrieval task
 #
-# A vanishing gradient is a prediction; let us train. In the task of
-# `attnlib.retrieval`, query token $i$ of 16 must fetch the value $v_i$ of key token $i$ of 16
-# (random embeddings, $d_\text{model} = 32$, $d_v = 16$), so it must learn to look at key $i$.
+# A vanishing gradient is a prediction; let us train. In the task of `attnlib.retrieval`, query
+# token $i$ of 16 must fetch the value $v_i$ of key token $i$ of 16 (random embeddings,
+# $d_\text{model} = 32$, $d_v = 16$), so it must learn to look at key $i$.
 # The loss is on the head's *outputs*, as in every attention layer of a transformer:
 # $L = \frac{1}{16}\sum_i \tfrac12\lVert o_i - v_i\rVert^2$. We train $W_Q$ and $W_K$ at
 # $d_k = 256$ from the standard start (unit-variance $q$ and $k$), **the same start and step
@@ -227,9 +226,8 @@ print(f"weight of it on Order: {P[IT, ORDER]:.4f} -> {P_new[IT, ORDER]:.4f}")
 from attnlib.retrieval import retrieval_problem
 
 n_pairs, d_k, SEEDS = 16, 256, (SEED, 1, 2, 3, 4, 5, 6, 7)
-tasks = {seed: retrieval_problem(d_k=d_k, n_pairs=n_pairs, seed=seed) for seed in SEEDS}
-X_q, X_k, V_r, W_Q0, W_K0 = tasks[SEED]  # query and key tokens, values, starting projections
-raw0 = (X_q @ W_Q0) @ (X_k @ W_K0).T
+task = retrieval_problem(d_k=d_k, n_pairs=n_pairs, seed=SEED)
+raw0 = (task.X_q @ task.W_Q) @ (task.X_k @ task.W_K).T  # the scores at the start, unscaled
 print(f"std of the scores at the start: unscaled {raw0.std():.1f}, scaled {raw0.std() / 16:.2f}")
 
 # %% [markdown]
@@ -238,26 +236,26 @@ print(f"std of the scores at the start: unscaled {raw0.std():.1f}, scaled {raw0.
 
 # %%
 def train(task, scale, lr, steps=150):
-    X_q, X_k, V, W_Q, W_K = task
+    X_q, X_k, V, W_Q, W_K = task  # one task, or a stack of tasks along a first axis
     history = {"loss": [], "looks_at": [], "grad": []}
     for _ in range(steps + 1):
         Q, K = X_q @ W_Q, X_k @ W_K
-        P = softmax(scale * Q @ K.T)
+        P = softmax(scale * Q @ K.mT)
         E = P @ V - V  # o_i - v_i
-        dP = E @ V.T / n_pairs  # backward, as in section 2
-        dS = P * (dP - (dP * P).sum(axis=1, keepdims=True))
-        history["loss"].append(0.5 * np.sum(E**2) / n_pairs)
-        history["looks_at"].append(P.argmax(axis=1))  # the key each query looks at
-        history["grad"].append(np.median(np.linalg.norm(dS, axis=1)))  # |dL/ds_i|, median query
-        W_Q, W_K = W_Q - lr * X_q.T @ (scale * dS @ K), W_K - lr * X_k.T @ (scale * dS.T @ Q)
+        dP = E @ V.mT / n_pairs  # backward, as in section 2
+        dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))
+        history["loss"].append(0.5 * np.sum(E**2, axis=(-2, -1)) / n_pairs)
+        history["looks_at"].append(P.argmax(axis=-1))  # the key each query looks at
+        history["grad"].append(np.median(np.linalg.norm(dS, axis=-1), axis=-1))  # median query
+        W_Q, W_K = W_Q - lr * X_q.mT @ (scale * dS @ K), W_K - lr * X_k.mT @ (scale * dS.mT @ Q)
     history = {key: np.array(value) for key, value in history.items()}
-    history["correct"] = (history["looks_at"] == np.arange(n_pairs)).sum(axis=1)
+    history["correct"] = (history["looks_at"] == np.arange(n_pairs)).sum(axis=-1)
     history["weights"] = P  # after the last step
     return history
 
 
 SCALES, STEP_SIZES = {"scaled": 1 / np.sqrt(d_k), "unscaled": 1.0}, (0.001, 0.01, 0.1, 1.0)
-runs = {(kind, lr): train(tasks[SEED], SCALES[kind], lr) for lr in STEP_SIZES for kind in SCALES}
+runs = {(kind, lr): train(task, SCALES[kind], lr) for lr in STEP_SIZES for kind in SCALES}
 
 # %% [markdown]
 # The curves at step sizes 0.1 and 0.01 (plotting code collapsed; the optional section prints
@@ -300,9 +298,6 @@ print("step size | final correct: scaled  unscaled | best unscaled")
 for lr in STEP_SIZES:
     s_, u_ = runs["scaled", lr]["correct"], runs["unscaled", lr]["correct"]
     print(f"{lr:9g} | {s_[-1]:17d}/16 {u_[-1]:6d}/16 | {u_.max():10d}/16")
-start = runs["unscaled", 0.1]["loss"][0]
-lowest = min(runs["unscaled", lr]["loss"].min() for lr in STEP_SIZES)
-print(f"unscaled loss, every step size: starts at {start:.1f}, stays above 10: {lowest > 10}")
 
 # %% [markdown]
 # No step size rescues the unscaled head in 150 steps (four times the 37 the scaled head needs):
@@ -310,21 +305,29 @@ print(f"unscaled loss, every step size: starts at {start:.1f}, stays above 10: {
 # 0.01 and 0.001, and overshoots at 1.0.)
 #
 # **One run is one example.** The other seven seeds follow, unscaled at the three larger step
-# sizes and scaled at 0.1. Unscaled counts differ in the last digit from machine to machine (a
-# saturated softmax amplifies rounding), so the cell states what holds with a margin; the
-# optional section prints the exact counts.
+# sizes and scaled at 0.1, all at once (`train` takes a stack of tasks; `.mT` is `.T` for it).
+# Unscaled counts differ in the last digit from machine to machine (a saturated softmax
+# amplifies rounding), so the cell states what holds with a margin; the optional section
+# prints the exact counts.
+
 
 # %%
+def stacked(d_k, seeds):  # the tasks of these seeds, each array stacked along a first axis
+    return [np.stack(a) for a in zip(*(retrieval_problem(d_k, n_pairs, seed=s) for s in seeds))]
+
+
 SWEPT = (("unscaled", 0.01), ("unscaled", 0.1), ("unscaled", 1.0), ("scaled", 0.1))
-sweep = {  # (kind, lr) -> the histories of the eight seeds, seed 9's from above
-    (kind, lr): [runs[kind, lr]] + [train(tasks[seed], SCALES[kind], lr) for seed in SEEDS[1:]]
-    for kind, lr in SWEPT
-}
-final = {key: np.array([h["correct"][-1] for h in hs]) for key, hs in sweep.items()}
-unscaled_final = np.array([final[key] for key in SWEPT[:3]])  # (step sizes, seeds)
+others = stacked(d_k, SEEDS[1:])  # seeds 1 to 7
+correct = {}  # (kind, lr) -> correct of 16 after each step, (steps + 1, 8): seed 9 first
+for kind, lr in SWEPT:
+    seeds_1_to_7 = train(others, SCALES[kind], lr)["correct"]  # (steps + 1, 7)
+    correct[kind, lr] = np.column_stack([runs[kind, lr]["correct"], seeds_1_to_7])
+unscaled_final = np.array([correct[key][-1] for key in SWEPT[:3]])  # (step sizes, seeds)
 print("unscaled, every seed and step size: at most 7 of 16:", bool(unscaled_final.max() <= 7))
 print("unscaled, median at every step size at most 4:", np.median(unscaled_final, 1).max() <= 4)
-print("scaled at step size 0.1: every seed at least 12 of 16:", final["scaled", 0.1].min() >= 12)
+print(
+    "scaled at step size 0.1: every seed at least 12 of 16:", correct["scaled", 0.1][-1].min() >= 12
+)
 
 # %% [markdown]
 # Over eight seeds the unscaled head ends at a few of 16 (0 to 3 here) at every step size; the
@@ -370,7 +373,7 @@ plt.show()
 from attnlib.retrieval import train_retrieval
 
 for kind, scale in SCALES.items():
-    ce = train_retrieval(tasks[SEED], scale=scale, lr=0.03, steps=150, loss="cross_entropy")
+    ce = train_retrieval(task, scale=scale, lr=0.03, steps=150, loss="cross_entropy")
     shown = " ".join(f"{ce['accuracy'][t]:4.0%}" for t in (0, 5, 10, 20, 50, 150))
     print(f"cross-entropy, {kind:>8}: accuracy at steps (0, 5, 10, 20, 50, 150): {shown}")
 
@@ -395,7 +398,7 @@ for kind, scale in SCALES.items():
 # $\sqrt{d_k}$ to take the same path. At $d_k = 256$ ($d_k^{1/4} = 4$, $\sqrt{d_k} = 16$):
 
 # %%
-shrunk = tasks[SEED]._replace(W_Q=W_Q0 / 4, W_K=W_K0 / 4)
+shrunk = task._replace(W_Q=task.W_Q / 4, W_K=task.W_K / 4)
 twin = train_retrieval(shrunk, scale=1.0, lr=0.1 / 16, steps=150)
 difference = np.abs(twin["loss"] - runs["scaled", 0.1]["loss"]).max()
 print(
@@ -419,14 +422,14 @@ print(
 # eight seeds:
 
 # %%
-bound, TORCH_SCALES = 1 / np.sqrt(32), {"scaled": 1 / np.sqrt(64), "unscaled": 1.0}
-torch_correct = {}  # (kind, lr) -> correct of 16 at the end, one per seed
-for seed in SEEDS:
-    X_q_, X_k_, V_, _, _ = retrieval_problem(d_k=64, n_pairs=n_pairs, seed=seed)
-    W_Q_, W_K_ = np.random.default_rng(seed).uniform(-bound, bound, (2, 32, 64))  # nn.Linear's
-    for kind, lr in [(kind, lr) for kind in TORCH_SCALES for lr in (0.01, 0.1)]:
-        run = train((X_q_, X_k_, V_, W_Q_, W_K_), TORCH_SCALES[kind], lr)
-        torch_correct.setdefault((kind, lr), []).append(run["correct"][-1])
+bound = 1 / np.sqrt(32)  # nn.Linear's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+W8 = np.stack([np.random.default_rng(seed).uniform(-bound, bound, (2, 32, 64)) for seed in SEEDS])
+torch_tasks = stacked(64, SEEDS)[:3] + [W8[:, 0], W8[:, 1]]  # eight tasks, PyTorch's start
+torch_correct = {  # (kind, lr) -> correct of 16 at the end, one per seed
+    (kind, lr): train(torch_tasks, scale, lr)["correct"][-1]
+    for kind, scale in {"scaled": 1 / np.sqrt(64), "unscaled": 1.0}.items()
+    for lr in (0.01, 0.1)
+}
 m = {key: np.median(value) for key, value in torch_correct.items()}  # over the seeds
 gap = {lr: m["scaled", lr] - m["unscaled", lr] for lr in (0.01, 0.1)}
 print("step size 0.01: unscaled median within 3 of 16 of scaled:", abs(gap[0.01]) <= 3)
@@ -485,13 +488,12 @@ gradient_lab()
 #
 # ## Summary
 #
-# - Backward through a head is the forward pass read in reverse; finite differences agree to
-#   about $10^{-10}$.
+# - Backward through a head is the forward pass read in reverse (checked to $10^{-10}$).
 # - Trained through its outputs at $d_k = 256$, the unscaled head stalls near chance at every
-#   step size from 0.001 to 1 (over eight seeds at 0.01 to 1); the scaled one ends at 15-16 of 16.
+#   step size and seed tried; the scaled one ends at 15-16 of 16.
 # - The stall needs the Jacobian on the path and a large spread
 #   $c^2\mathrm{Var}(q)\mathrm{Var}(k)d_k$; the scale equals a start divided by $d_k^{1/4}$ and a
-#   step divided by $\sqrt{d_k}$, one standard setting for every width.
+#   step divided by $\sqrt{d_k}$.
 #
 # **Next:** [12 · Active recall](12_active_recall.ipynb), or first the optional section below.
 
@@ -583,13 +585,19 @@ for d in d_ks:
 #
 # The start gives $q$ and $k$ unit-variance entries (the assumption of notebook 02), so the
 # unscaled scores have a standard deviation near $\sqrt{256} = 16$ and nearly one-hot rows from
-# the first step; and the runs at step size 0.1, step by step:
+# the first step; the unscaled loss never falls below 10 at any step size; and the runs at step
+# size 0.1, step by step:
 
 # %%
-print(f"std of q entries {np.std(X_q @ W_Q0):.2f}, of k entries {np.std(X_k @ W_K0):.2f}")
+q0, k0 = task.X_q @ task.W_Q, task.X_k @ task.W_K
+print(f"std of q entries {np.std(q0):.2f}, of k entries {np.std(k0):.2f}")
 top0 = np.median(softmax(raw0).max(axis=1))
 print(f"largest weight per query at the start, unscaled: median {top0:.4f}")
 s, u = runs["scaled", 0.1], runs["unscaled", 0.1]
+lowest = min(runs["unscaled", lr]["loss"].min() for lr in STEP_SIZES)
+print(
+    f"unscaled loss, every step size: starts at {u['loss'][0]:.1f}, stays above 10: {lowest > 10}"
+)
 print(" step |  loss scaled  unscaled | accuracy scaled  unscaled")
 for t in (0, 5, 10, 25, 50, 100, 150):
     print(
@@ -605,12 +613,12 @@ for t in (0, 5, 10, 25, 50, 100, 150):
 looks_at = u["looks_at"]  # (steps + 1, 16): the key each query looks at
 moved = np.flatnonzero((looks_at[1:] != looks_at[:-1]).any(axis=1)) + 1
 print("unscaled: steps at which some query switched to another key:", moved)
-print(
-    f"unscaled: every query's largest weight after 150 steps is at least {u['weights'].max(1).min():.6f}"
-)
+top_weight = u["weights"].max(axis=1)
+print(f"unscaled: every query's largest weight after 150 steps is at least {top_weight.min():.6f}")
 print(
     "median query's gradient at the scores, step 0 -> 150:"
-    f" scaled {s['grad'][0]:.1e} -> {s['grad'][-1]:.1e}, unscaled {u['grad'][0]:.1e} -> {u['grad'][-1]:.1e}"
+    f" scaled {s['grad'][0]:.1e} -> {s['grad'][-1]:.1e},"
+    f" unscaled {u['grad'][0]:.1e} -> {u['grad'][-1]:.1e}"
 )
 
 # %% [markdown]
@@ -620,7 +628,7 @@ print(
 # it gives the curves of the loop of section 5:
 
 # %%
-ref = train_retrieval(tasks[SEED], scale=1.0, lr=0.1, steps=150)
+ref = train_retrieval(task, scale=1.0, lr=0.1, steps=150)
 print(
     "unscaled run, same loss, accuracy and gradient curves:",
     np.allclose(ref["loss"], u["loss"]),
@@ -653,9 +661,9 @@ for lr in STEP_SIZES:
 # %%
 # NBVAL_IGNORE_OUTPUT
 print(f"{'':>19} | {'median [range]':<14}  {'per seed, seed 9 first':<23} | all 16 found at step")
-for (kind, lr), histories in sweep.items():
-    counts = final[kind, lr]
-    found = [int(np.argmax(h["correct"] == 16)) for h in histories if h["correct"].max() == 16]
+for (kind, lr), counts in correct.items():
+    found = [int(np.argmax(c == 16)) for c in counts.T if c.max() == 16]
+    counts = counts[-1]
     print(
         f"{kind:>8}, step {lr:4g} | {np.median(counts):5.1f} [{counts.min():2d}, {counts.max():2d}]"
         f"  {' '.join(f'{n:2d}' for n in counts)} | {len(found)} of 8: {found}"
@@ -666,12 +674,8 @@ for (kind, lr), histories in sweep.items():
 # start (medians), then the final counts.
 
 # %%
-variance_q, spread = [], []
-for seed in SEEDS:
-    X_q_, X_k_, V_, _, _ = retrieval_problem(d_k=64, n_pairs=n_pairs, seed=seed)
-    W_Q_, W_K_ = np.random.default_rng(seed).uniform(-bound, bound, (2, 32, 64))
-    variance_q.append(np.var(X_q_ @ W_Q_))
-    spread.append(np.var((X_q_ @ W_Q_) @ (X_k_ @ W_K_).T))  # Var(s), unscaled
+q8, k8 = torch_tasks[0] @ torch_tasks[3], torch_tasks[1] @ torch_tasks[4]  # (8, 16, 64)
+variance_q, spread = np.var(q8, axis=(1, 2)), np.var(q8 @ k8.mT, axis=(1, 2))  # spread unscaled
 v = np.median(spread)
 print(f"Var(q) {np.median(variance_q):.2f}; Var(s): unscaled {v:.1f}, scaled {v / 64:.2f}")
 
