@@ -271,9 +271,8 @@ centred = raw - np.sum(raw * keys, axis=-1, keepdims=True) / keys.sum(axis=-1, k
 raw_std = np.sqrt(np.sum(centred**2 * both, axis=(1, 3, 4)) / both.sum())  # (layers, heads)
 print(f"std of the raw scores within a query's row, over the 72 heads (theory {np.sqrt(32):.2f}):")
 for label, v in [("raw", raw_std), ("scaled", raw_std / np.sqrt(d_head))]:
-    print(
-        f"  {label:<7} smallest {v.min():5.2f}   median {np.median(v):5.2f}   largest {v.max():5.2f}"
-    )
+    low, mid, high = v.min(), np.median(v), v.max()
+    print(f"  {label:<7} smallest {low:5.2f}   median {mid:5.2f}   largest {high:5.2f}")
 print(f"heads with raw std above sqrt(d_head): {(raw_std > np.sqrt(d_head)).sum()} of 72")
 
 # %% [markdown]
@@ -321,12 +320,10 @@ for label, scale in [("with the scale (model)", 1 / np.sqrt(d_head)), ("scale re
     a = softmax(scale * raw, mask=keys)[queries]  # (rows, T): every real row of every head
     entropy = -(a * np.log(np.where(a > 0, a, 1.0))).sum(axis=-1)  # with 0 ln 0 = 0
     top[label] = a.max(axis=-1)
-    print(
-        f"{label:<23} mean entropy {entropy.mean():.2f}, max weight > 0.9: {(top[label] > 0.9).mean():.1%}"
-    )
-print(
-    f"rows: {len(a):,}; uniform rows would have a mean entropy of {np.mean(np.log(corpus.lengths)):.2f}"
-)
+    sharp = (top[label] > 0.9).mean()
+    print(f"{label:<23} mean entropy {entropy.mean():.2f}, max weight > 0.9: {sharp:.1%}")
+uniform = np.mean(np.log(corpus.lengths))  # ln T, averaged over the sentences
+print(f"rows: {len(a):,}; uniform rows would have a mean entropy of {uniform:.2f}")
 
 # %% [markdown]
 # The largest weight of every row, with and without the scale (plotting code collapsed):
