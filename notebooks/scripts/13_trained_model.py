@@ -114,8 +114,9 @@ print(f"S and A {A.shape}; largest difference from the model's weights below 1e-
 # > "The animal crossed the road because it was tired." What does *it* refer to? [...] It needs,
 # > when building a representation of *it*, to look back and pull in information from "animal".
 #
-# The model ran a sharper version of that sentence and its twin, which moves the referent of
-# *it*: "... because it was too **tired**" (the animal) and "... too **wide**" (the street).
+# The cell above ran the model on a sharper version of that sentence and on its twin, which
+# moves the referent of *it*: "... because it was too **tired**" (the animal) and "... too
+# **wide**" (the street).
 # First the weights of all 72 heads, small (plotting code collapsed):
 
 # %% jupyter={"source_hidden": true}
