@@ -321,9 +321,9 @@ plt.show()
 
 # %% [markdown]
 # After its last key block every row's gap is 0 (to the four decimals printed): tiling computes
-# the same softmax, only in another order. Equal, though not bit for bit, as the lesson's
-# "identical outputs" suggests: the optional section measures how close (about $10^{-16}$ in
-# float64) and shows why the last bits differ.
+# the same softmax, only in another order. The lesson calls the outputs "identical"; they are
+# equal up to rounding, not bit for bit: the optional section measures how close (about
+# $10^{-16}$ in float64) and shows why the last bits differ.
 
 
 # %% [markdown]
