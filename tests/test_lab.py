@@ -20,7 +20,7 @@ import attnlib.labs
 import attnlib.labs.present as present
 from attnlib.labs.encoders import encode_jpeg, encode_png
 from attnlib.labs.figure import LiveFigure
-from attnlib.labs.lab import Lab
+from attnlib.labs.lab import Lab, heading_and_detail
 from attnlib.labs.text_labels import TextLabels
 
 X = np.linspace(0, 1, 5)
@@ -266,6 +266,11 @@ def test_caption_shows_the_state_as_escaped_text() -> None:
     assert lab.caption.value == "&lt;top&gt; = 1.00<br>second line"
     controls["slope"].value = 0.5
     assert lab.caption.value.startswith("&lt;top&gt; = 0.50")
+
+
+def test_the_two_line_caption_is_the_heading_then_the_detail() -> None:
+    state = {"heading": "tile 1 of 9", "detail": "first key block"}
+    assert heading_and_detail(state) == "tile 1 of 9\nfirst key block"
 
 
 def test_caption_must_be_a_function() -> None:

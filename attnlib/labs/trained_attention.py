@@ -26,13 +26,13 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.artist import Artist
-from matplotlib.cm import ScalarMappable
 from matplotlib.collections import PolyCollection
-from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._validation import check_int
+from ..pictures.cell_mesh import cell_mesh, set_cell_colours, weight_colorbar
+from ..pictures.heatmap import attention_axes, token_ticks
 from .lab import Lab
 
 __all__ = [
@@ -121,18 +121,11 @@ def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
     n = MAX_TOKENS
     ax_map = figure.add_axes((0.12, 0.04, 0.36, 0.72))
     ax_bar = figure.add_axes((0.58, 0.2, 0.4, 0.62))
-    edges = np.arange(n + 1) - 0.5
-    mesh = ax_map.pcolormesh(
-        edges, edges, np.zeros((n, n)), edgecolors="none", antialiased=False, snap=True
-    )
-    mesh.set_array(None)  # colours come from set_facecolor
-    ax_map.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
-    ax_map.set_ylabel("query (attending)")
-    ax_map.set_xlabel("key (attended to)")
-    ax_map.xaxis.set_label_position("top")
+    mesh = cell_mesh(ax_map, n)  # a sentence sets the limits to its T x T cells
+    attention_axes(ax_map)
     row_box = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="crimson", linewidth=2.0)
     ax_map.add_patch(row_box)
-    figure.colorbar(ScalarMappable(Normalize(0, 1), _CMAP), ax=ax_map, fraction=0.05, pad=0.02)
+    weight_colorbar(figure, ax_map, _CMAP)
 
     # All bars are one collection of rectangles: one draw call instead of one per bar.
     bars = PolyCollection([], facecolors=_BAR, edgecolors="none")
@@ -167,8 +160,7 @@ def _set_tokens(view: dict[str, Any], tokens: tuple[str, ...]) -> None:
     T = len(tokens)
     ax_map, ax_bar = view["ax_map"], view["ax_bar"]
     labels = [tok if len(tok) <= LABEL_CHARS else tok[: LABEL_CHARS - 1] + "…" for tok in tokens]
-    ax_map.set_xticks(range(T), labels, rotation=60, ha="left", rotation_mode="anchor", fontsize=10)
-    ax_map.set_yticks(range(T), labels, fontsize=10)
+    token_ticks(ax_map, labels)
     ax_map.set_xlim(-0.5, T - 0.5)
     ax_map.set_ylim(T - 0.5, -0.5)
     ax_bar.set_xticks(
@@ -234,7 +226,7 @@ def update_trained_view(
     colours = np.empty((MAX_TOKENS, MAX_TOKENS, 4))
     colours[:] = _EMPTY
     colours[:T, :T] = _CMAP(weights)
-    view["mesh"].set_facecolor(colours.reshape(-1, 4))
+    set_cell_colours(view["mesh"], colours)
     view["row_box"].set_y(token - 0.5)
     view["bars"].set_verts(_bar_outlines(row))
     top = [(int(j), tokens[j], float(row[j])) for j in np.argsort(row)[::-1][:3]]
