@@ -30,7 +30,6 @@ from .._validation import check_int
 from ..heads import attention_kind, kv_head_index
 from ..kv_cache import kv_cache_bytes
 from ..pictures.head_sharing import group_colors, sharing_layout
-from .controls import slider_style
 from .lab import Lab, heading_and_detail
 from .text_labels import TextLabels
 
@@ -273,28 +272,21 @@ def gqa_lab(
     if n_tokens not in TOKEN_COUNTS:
         raise ValueError(f"n_tokens must be one of {TOKEN_COUNTS}; got n_tokens={n_tokens}")
 
-    wide = widgets.Layout(width="380px")
     controls = {
         "n_heads": widgets.SelectionSlider(
             options=HEAD_COUNTS,
             value=n_heads,
             description="query heads (n_heads)",
-            style=slider_style(),
-            layout=wide,
         ),
         "n_kv_heads": widgets.SelectionSlider(
             options=divisors(n_heads),
             value=n_kv_heads,
             description="K/V heads (n_kv_heads)",
-            style=slider_style(),
-            layout=wide,
         ),
         "n_tokens": widgets.SelectionSlider(
             options=[(f"{n:,}", n) for n in TOKEN_COUNTS],
             value=n_tokens,
             description="context length (tokens)",
-            style=slider_style(),
-            layout=wide,
         ),
     }
     return Lab(

@@ -18,6 +18,7 @@ drive the lab. The live figure is the shared machinery of :mod:`attnlib.labs.lab
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
@@ -150,8 +151,8 @@ def _make_view(figure: Figure, tokens: Sequence[str]) -> tuple[dict[str, Any], l
     cells), ``view["values"]`` the numbers above the bars (:class:`TextLabels`).
     """
     T = len(tokens)
-    ax_map = figure.add_axes((0.09, 0.05, 0.36, 0.72))
-    ax_bar = figure.add_axes((0.55, 0.2, 0.43, 0.66))
+    ax_map = figure.add_axes((0.09, 0.053, 0.36, 0.704))
+    ax_bar = figure.add_axes((0.55, 0.211, 0.43, 0.642))
 
     image = cell_mesh(ax_map, T)  # weights through the colormap, masked cells painted grey
     attention_axes(ax_map)
@@ -381,17 +382,14 @@ def masking_lab(
         ),
     }
 
-    def update_view(view: dict[str, Any], **values: Any) -> dict[str, Any]:
-        return update_masking_view(view, scores=s, **values)
-
     def static_key(*, query: int, mask_type: str, length: int) -> tuple:
         return position_labels(labels, mask_type, length), mask_type == WRONG
 
     lab = Lab(
         controls,
-        lambda fig: _make_view(fig, labels),
-        update_view,
-        figsize=(10.0, 3.9),
+        partial(_make_view, tokens=labels),
+        partial(update_masking_view, scores=s),
+        figsize=(10.0, 3.7),
         dpi=72,
         title="Masking lab: which keys may each query attend to?",
         caption=heading_and_detail,

@@ -16,6 +16,7 @@ run without a browser. The only coupling to the lab machinery is the ``Lab(...)`
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
@@ -150,8 +151,8 @@ def _curve_limits(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray) -> tuple[floa
 
 def _make_view(figure: Figure, limits: tuple[float, float]) -> tuple[dict[str, Any], list[Artist]]:
     T = len(SENTENCE)
-    ax_curve = figure.add_axes((0.08, 0.16, 0.45, 0.7))
-    ax_map = figure.add_axes((0.66, 0.1, 0.26, 0.66))
+    ax_curve = figure.add_axes((0.08, 0.169, 0.45, 0.682))
+    ax_map = figure.add_axes((0.66, 0.106, 0.26, 0.64))
 
     ax_curve.set_xlim(OFFSETS[0] - 0.5, OFFSETS[-1] + 0.5)
     ax_curve.set_ylim(*limits)
@@ -264,14 +265,11 @@ def positions_lab(
     _sync(controls)
     limits = _curve_limits(X, W_Q, W_K)
 
-    def update_view(view: dict[str, Any], **values: Any) -> dict[str, Any]:
-        return update_positions_view(view, X, W_Q, W_K, **values)
-
     return Lab(
         controls,
-        lambda fig: _make_view(fig, limits),
-        update_view,
-        figsize=(10.0, 3.6),
+        partial(_make_view, limits=limits),
+        partial(update_positions_view, X=X, W_Q=W_Q, W_K=W_K),
+        figsize=(10.0, 3.4),
         dpi=72,
         title="Positions lab: how word order enters the score",
         caption=positions_caption,

@@ -15,6 +15,7 @@ Both run without a browser, which is how the tests drive the lab.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
@@ -365,15 +366,20 @@ def _describe(state: dict[str, Any]) -> tuple[str, str]:
     return heading, detail
 
 
-def update_tiling_view(view: dict[str, Any], schedule: dict[str, Any], step: int) -> dict[str, Any]:
-    """Put :func:`state_at_step` of ``schedule`` on the view's artists, in place.
+def update_tiling_view(
+    view: dict[str, Any], *, schedules: dict, block_size: int, step: int, causal: bool
+) -> dict[str, Any]:
+    """Put :func:`state_at_step` of the schedule of ``block_size`` and ``causal`` on the view's
+    artists, in place.
+
+    ``schedules`` maps ``(block_size, causal)`` to a :func:`tiling_schedule`.
 
     Returns
     -------
     dict
         The state (see :func:`state_at_step`) plus ``heading`` and ``detail`` (the texts shown).
     """
-    state = state_at_step(schedule, step)
+    state = state_at_step(schedules[block_size, bool(causal)], step)
     current: TileStep = state["current"]
     scores, processed = state["scores"], state["processed"]
     rows = np.arange(current.rows.start, current.rows.stop)
@@ -508,13 +514,10 @@ def tiling_lab(
         "extent": np.stack([points.min(axis=0), points.max(axis=0)]),
     }
 
-    def update_view(view: dict[str, Any], *, block_size: int, step: int, causal: bool) -> dict:
-        return update_tiling_view(view, schedules[block_size, bool(causal)], step)
-
     lab = Lab(
         controls,
-        lambda fig: _make_view(fig, V[:, :2], limits),
-        update_view,
+        partial(_make_view, V=V[:, :2], limits=limits),
+        partial(update_tiling_view, schedules=schedules),
         figsize=(10.5, 3.7),
         dpi=72,
         title="Tiling lab: tiled attention, one tile at a time",
