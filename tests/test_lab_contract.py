@@ -3,7 +3,8 @@
 A lab added to ``attnlib.labs.__all__`` is checked here with nothing more to write: its text is
 large enough and no text covers another, a partial redraw gives the pixels of a full one over
 states its controls reach, a frame drawn ahead is the frame the lab draws when moved there, an
-error is shown in the lab (not raised into the notebook), and the lab bench has its card.
+error is shown in the lab (not raised into the notebook), the lab fits a projector's screen in
+present mode, and the lab bench has its card.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import pytest
 from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 from lab_factories import LAB_NAMES, make_lab, record_frames
 
-from attnlib.labs.present import PRESENT_MIN_TEXT_PX
+from attnlib.labs.present import (
+    PRESENT_MIN_SHOWN_PX,
+    PRESENT_MIN_TEXT_PX,
+    PRESENT_SCREENS,
+    PRESENT_WIDTH_PX,
+    present_height_px,
+)
 from attnlib.labs.states import reachable
 
 SIZES = {"notebook": False, "present": True}
@@ -102,6 +109,25 @@ def test_an_error_is_shown_in_the_lab_as_one_sentence_not_raised(lab, monkeypatc
     monkeypatch.undo()
     lab.controls[name].value = before
     assert lab.last_error is None and lab.errors.value == ""
+
+
+def test_in_present_mode_the_lab_fits_a_projector_and_a_full_hd_screen(lab) -> None:
+    """Title, controls, caption and picture together, in the state the lab starts in (the
+    bench's), added up from the figure's size and the heights the page gives each part
+    (present.present_height_px; the browser test measures the real ones): on full HD the
+    picture is shown 1:1; on a 1280 x 720 projector it may shrink to fit, but not below
+    PRESENT_MIN_SHOWN_PX (where its text is as large on the wall as on full HD). A caption that
+    wraps later shrinks the picture in the page (present.PRESENT_CSS)."""
+    if not lab.present:
+        pytest.skip("a notebook-size lab scrolls with its notebook; the screens are present mode's")
+    figsize = lab.live.figure.get_size_inches()
+    title = any("attnlib-title" in child._dom_classes for child in lab.children)
+    for screen in PRESENT_SCREENS:
+        height = present_height_px(figsize, lab.controls.values(), lab.caption.value, title, screen)
+        where = f"{screen[0]} x {screen[1]}: {height}"
+        assert height["shown_width"] >= PRESENT_MIN_SHOWN_PX, where
+        if height["picture_width"] == PRESENT_WIDTH_PX:  # a screen wide enough for 1:1
+            assert height["total"] <= screen[1], where
 
 
 @pytest.mark.parametrize("name", LAB_NAMES)
