@@ -191,19 +191,20 @@ PICTURE_WHOLENESS = """async lab => {
     return {bands: bands.map(n => n / (w * h / 4)), left: left / (0.15 * w * h),
             bottom: bottom / (0.2 * w * h), size: [w, h]};
 }"""
-#: A whole picture has at least this share of drawn pixels in every quarter of its height, and
-#: of text pixels at its left and bottom (a whole one of the trained-model lab: 5-19% drawn per
-#: quarter, 2-3% text).
-MIN_DRAWN, MIN_TEXT = 0.01, 0.004
+#: A whole picture of the trained-model lab has at least this share of drawn pixels in every
+#: quarter of its height, and of text pixels at its left and bottom. Measured on its pictures of
+#: the sentences here: 5-19% drawn per quarter; text 2.1-2.4% at the left, 3.1-3.5% at the
+#: bottom; with every token label left out, 0.6% and 1.7% (axes, ticks, the colour bar's numbers).
+MIN_DRAWN, MIN_LEFT_TEXT, MIN_BOTTOM_TEXT = 0.01, 0.012, 0.024
 
 
 def wholeness_faults(lab) -> list[str]:
     """What is missing from the lab's picture (empty if it is whole)."""
     found = lab.evaluate(PICTURE_WHOLENESS)
     faults = [f"quarter {i + 1} is blank" for i, b in enumerate(found["bands"]) if b < MIN_DRAWN]
-    if found["left"] < MIN_TEXT:
+    if found["left"] < MIN_LEFT_TEXT:
         faults.append("no query tokens at the left")
-    if found["bottom"] < MIN_TEXT:
+    if found["bottom"] < MIN_BOTTOM_TEXT:
         faults.append("no key tokens or axes at the bottom")
     return [f"{f} ({found})" for f in faults]
 
@@ -279,7 +280,8 @@ def test_a_sentence_over_the_token_limit_is_refused_in_one_plain_sentence(studen
     message.wait_for(timeout=10_000)
     text = message.inner_text().strip()
     assert text, "no message for a sentence over the limit"
-    assert "Traceback" not in text and "\n" not in text, f"not one plain sentence: {text!r}"
+    assert "Traceback" not in (message.text_content() or ""), f"a traceback: {text!r}"
+    assert "\n" not in text, f"not one plain sentence: {text!r}"
     assert str(MAX_TOKENS) in text, f"the message does not say the limit: {text!r}"
     assert shows_no_error(lab), "a traceback on stderr"
     type_sentence(student, NEW_SENTENCES[0])  # a good sentence clears the message
