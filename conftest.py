@@ -7,6 +7,10 @@ The suite runs on two workers (pytest-xdist, ``--dist loadfile``: a file's tests
 and xdist hands out files in collection order. Longest first keeps the two workers busy to the
 end: the browser tests (about half a minute) start at once, then the notebooks (a few seconds
 each), and the many short unit-test files fill the gaps. Only the order changes.
+
+The two browser files share one chromium and one set of servers (a session fixture,
+``tests/conftest.py``): the scheduler below hands them to one worker as one unit, where plain
+``loadfile`` could give them to two workers, each starting its own.
 """
 
 import os
@@ -16,12 +20,30 @@ import pytest
 os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
 
 
+#: The test files that drive chromium (tests/browser.py's ``session`` serves them).
+BROWSER_FILES = ("test_labs_in_browser.py", "test_slides_in_browser.py")
+
+
 def run_order(item: pytest.Item) -> int:
     """0 for the browser tests, 1 for a notebook, 2 for the rest."""
-    if item.path.name == "test_labs_in_browser.py":
+    if item.path.name in BROWSER_FILES:
         return 0
     return 1 if item.path.suffix == ".ipynb" else 2
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=run_order)  # stable: within a group, the collection order stays
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile``, except that the browser files are one unit of work."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class BrowserFilesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "browser tests" if path.rsplit("/", 1)[-1] in BROWSER_FILES else path
+
+    return BrowserFilesTogether(config, log)

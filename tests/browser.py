@@ -1,5 +1,6 @@
 """What the browser tests (and benchmarks/lab_latency_in_browser.py) share: starting JupyterLab
-and voila, and driving a lab in chromium. Not a test file."""
+and voila, the one browser session of a test run (``session``: chromium and every server the
+browser tests use, started together once), and driving a lab in chromium. Not a test file."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +24,24 @@ from typing import Any, BinaryIO
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+#: The notebook checked in JupyterLab as a student sees it (every lab is checked in the bench):
+#: the trained-model lab, whose new sentence went blank there (two threads drawing at once).
+STUDENT_NOTEBOOK = NOTEBOOKS / "13_trained_model.ipynb"
+#: Every lab at presenting size, as README's instructor section serves it.
+BENCH = NOTEBOOKS / "lab_bench.ipynb"
+#: The lab notebook README's instructor section offers to present on its own.
+PRESENTED_NOTEBOOK = NOTEBOOKS / "04_softmax_saturation.ipynb"
+#: The labs as a reveal.js deck (the notebook asks for voila's reveal template).
+DECK = NOTEBOOKS / "lab_slides.ipynb"
+REVEAL = NOTEBOOKS / "vendor" / "reveal.js"
+#: README's offline slide options: serve the local copies (notebooks/vendor/) and take reveal.js's
+#: styles and jQuery from them.
+OFFLINE_OPTIONS = (
+    "--VoilaConfiguration.file_allowlist=['vendor/.*']",
+    "--VoilaConfiguration.resources={'reveal': {'url_prefix': 'voila/files/vendor/reveal.js'}}",
+    "--HTMLExporter.jquery_url=voila/files/vendor/jquery/dist/jquery.min.js",
+)
 #: Screenshots of the labs (git-ignored; look at them after a run).
 ARTIFACTS = ROOT / "artifacts" / "browser"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -40,9 +60,15 @@ LAUNCH_ARGS = [
 #: for the CPU. The page the test sees is served the same way either way. jupytext is a
 #: contributors' tool, not in the student install (requirements.txt): its lab extension, which
 #: throws a console error in every voila page, is left out as a student's voila has none.
+#: voila.json culls a kernel 60 s idle without a connection; a kernel run ahead that waited
+#: longer than that for its page is culled if the cull (every 15 s) comes between voila handing
+#: it to the page and the page's websocket connecting (seen here: "Culling 'idle' kernel ... with
+#: 0 connections due to 80 seconds of inactivity", then a page without its labs). The tests open
+#: the voila pages a minute or two after the servers start, so they cull later.
 #: README's own options are in voila.json, which voila reads from its working directory (ROOT).
 VOILA_TEST_OPTIONS = (
     "--VoilaKernelManager.fill_delay=3600",
+    "--MappingKernelManager.cull_idle_timeout=600",
     "--VoilaConfiguration.extension_denylist=jupyterlab-jupytext",
 )
 #: Server extensions JupyterLab loads that no notebook page uses: language servers (they look
@@ -286,6 +312,79 @@ def stop(*procs: subprocess.Popen) -> None:
         proc.wait(timeout=10)
 
 
+def pools_option(*notebooks: Path) -> str:
+    """voila's option (tree mode) that runs ahead a kernel for each of ``notebooks`` only (by
+    default it runs one for every notebook of the folder)."""
+    pools = {"default": {"pool_size": 0}} | {n.name: {"pool_size": 1} for n in notebooks}
+    return f"--VoilaKernelManager.kernel_pools_config={json.dumps(pools)}"
+
+
+class Session(types.SimpleNamespace):
+    """What ``session`` started: ``chromium``; ``lab`` (JupyterLab's base url and token, serving
+    a copy of STUDENT_NOTEBOOK, its kernel started); ``bench``, ``presented`` and ``slides``
+    (voila page urls); ``logs`` (the servers' log files)."""
+
+
+@contextlib.contextmanager
+def session(home: Path, files: set[str]) -> Iterator[Session]:
+    """One chromium and the servers the browser test ``files`` use, started together and killed,
+    with their kernels, at the end.
+
+    * test_labs_in_browser.py: JupyterLab (STUDENT_NOTEBOOK's kernel started at once, as
+      JupyterLab does when it opens the notebook); one voila serving the notebooks folder (the
+      lab bench and PRESENTED_NOTEBOOK at ``/voila/render/NAME``, each with its kernel run ahead).
+    * test_slides_in_browser.py: voila serving the deck as README's offline slide command does
+      (the one check of README's single-notebook command).
+
+    Each voila kernel runs its notebook ahead as the server starts, while the first tests work:
+    a page opened before its kernel is done shows voila's animated spinner meanwhile, which a
+    headless chromium redraws at ~0.2 CPU-s per second.
+    """
+    with contextlib.ExitStack() as stack:
+        found = Session(logs={})
+        procs, waits = [], []
+
+        def log(name: str) -> BinaryIO:
+            found.logs[name] = home / f"{name}.log"
+            return stack.enter_context(found.logs[name].open("wb"))
+
+        if "test_labs_in_browser.py" in files:
+            lab_proc, base, token = start_jupyterlab(home, [STUDENT_NOTEBOOK], log("jupyterlab"))
+            tree_proc, tree = start_voila(
+                home, NOTEBOOKS, log("voila"), pools_option(BENCH, PRESENTED_NOTEBOOK)
+            )
+            procs += [lab_proc, tree_proc]
+            found.lab = (base, token)
+            found.bench = f"{tree}voila/render/{BENCH.name}"
+            found.presented = f"{tree}voila/render/{PRESENTED_NOTEBOOK.name}"
+            waits += [
+                lambda: wait_until_serving(
+                    lab_proc, f"{base}/api/status?token={token}", found.logs["jupyterlab"], deadline
+                ),
+                lambda: open_session(base, token, STUDENT_NOTEBOOK.name),
+                lambda: wait_until_listening(tree_proc, tree, found.logs["voila"], deadline),
+            ]
+        if "test_slides_in_browser.py" in files:
+            slides_proc, found.slides = start_voila(
+                home, DECK, log("voila-slides"), *OFFLINE_OPTIONS
+            )
+            procs.append(slides_proc)
+            waits.append(
+                lambda: wait_until_listening(
+                    slides_proc, found.slides, found.logs["voila-slides"], deadline
+                )
+            )
+        stack.callback(stop, *procs)
+        deadline = time.monotonic() + 60
+
+        playwright = stack.enter_context(sync_playwright())
+        found.chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        stack.callback(found.chromium.close)
+        for wait in waits:
+            wait()
+        yield found
+
+
 #: Resolves with the lab's picture (``img`` src) once it differs from ``before``, or with null
 #: after ``ms``. It wakes on the page's own changes (a MutationObserver), not on a timer or on
 #: every animation frame: no wait for the next poll, no frames drawn only to poll.
@@ -381,11 +480,15 @@ def page_console_error(msg) -> bool:
 
 
 @contextlib.contextmanager
-def open_page(browser, name: str, width: int, height: int) -> Iterator[tuple[Any, list[str]]]:
+def open_page(
+    browser, name: str, width: int, height: int, unload: bool = False
+) -> Iterator[tuple[Any, list[str]]]:
     """A page of ``width`` x ``height`` that notes websocket arrivals (NOTE_ARRIVALS) and
     collects the page's errors (uncaught exceptions, and console errors except a failed load of a
     file from outside 127.0.0.1: the tests run offline); on a failure, a full-page screenshot
-    ``ARTIFACTS/{name}-failure.png``. Yields (page, errors); the page is closed at the end."""
+    ``ARTIFACTS/{name}-failure.png``. Yields (page, errors); the page is closed at the end, with
+    its unload handlers run if ``unload`` (a voila page then shuts its kernel down, as when a tab
+    is closed, so that it stops drawing ahead for nobody)."""
     page = browser.new_page(viewport={"width": width, "height": height})
     page.add_init_script(NOTE_ARRIVALS)
     errors: list[str] = []
@@ -404,7 +507,7 @@ def open_page(browser, name: str, width: int, height: int) -> Iterator[tuple[Any
         page.screenshot(path=ARTIFACTS / f"{name}-failure.png", full_page=True)
         raise
     finally:
-        page.close()
+        page.close(run_before_unload=unload)
 
 
 def page_clock(page) -> float:

@@ -30,3 +30,21 @@ def ax():
     fig, ax = plt.subplots()
     yield ax
     plt.close(fig)
+
+
+@pytest.fixture(scope="session")
+def browser_session(request, tmp_path_factory):
+    """One chromium and every server the collected browser tests use (``browser.session``),
+    started together once (the root conftest.py runs the browser files on one worker). Skipped on
+    a machine without the browser tools; in CI (CI set) that is a failure instead (.ci/run
+    installs them, so a skip there would hide a broken setup)."""
+    import os
+
+    import browser
+
+    if browser.MISSING or browser.VOILA_MISSING:
+        reason = "; ".join(browser.MISSING + browser.VOILA_MISSING)
+        (pytest.fail if os.environ.get("CI") else pytest.skip)(reason)
+    files = {item.path.name for item in request.session.items}
+    with browser.session(tmp_path_factory.mktemp("browser"), files) as found:
+        yield found

@@ -1,71 +1,55 @@
-"""The live labs in a real browser: the lab bench under voila, and one lab notebook in JupyterLab.
+"""The live labs in a real browser: one lab notebook in JupyterLab, the lab bench under voila.
 
-* The lab bench (``notebooks/lab_bench.ipynb``, every lab at presenting size) served by voila
-  exactly as README's instructor section says (its kernel run ahead): every lab of
-  ``attnlib.labs.__all__`` shows; its picture is at projector size (at least 1280 px wide,
-  shown 1:1 in a 1920 x 1080 window), its control text at least 14 pt (18.7 px) and its slider
-  handles at least 24 px; every control (toggle buttons, sliders by arrow keys, checkboxes,
-  dropdowns) changes the picture; no error. The median arrow-key latency is printed;
-  ``benchmarks/lab_latency_in_browser.py`` measures keys and drags in JupyterLab and voila.
+* ``13_trained_model`` in JupyterLab with its default settings (widget messages over a kernel
+  subshell, handled on a second thread) as a student sees it: the stored picture shows before
+  anything runs; Run All; every control moves the picture; the controls read cleanly at a
+  laptop's and a projector's width (900 and 1920 px); a typed sentence and Enter give a whole
+  picture (tokens, axes, every part drawn), try after try; the query token stays where the new
+  sentence has it; a sentence over the lab's 20 tokens is refused in one plain sentence.
 * ``04_softmax_saturation`` under voila, README's other way to present: its text and lab show
   without code; every control moves the picture.
-* ``06_masking`` in JupyterLab as a student sees it: the stored picture shows before anything
-  runs; Run All; every control moves the picture; the controls read cleanly at a laptop's and a
-  projector's width (900 and 1920 px).
+* The lab bench (``notebooks/lab_bench.ipynb``, every lab at presenting size) under voila as
+  README's instructor section serves it (its options in voila.json, its kernel run ahead): every
+  lab of ``attnlib.labs.__all__`` shows; each fits a 1280 x 720 and a 1920 x 1080 screen; its
+  picture is at projector size (at least 1280 px wide, shown 1:1 at 1920 x 1080), its control
+  text at least 14 pt (18.7 px) and its slider handles at least 24 px; every control (toggle
+  buttons, sliders by arrow keys, checkboxes, dropdowns) changes the picture; a frame drawn
+  ahead shows with no picture from the kernel; axe-core finds no WCAG 2 A/AA violation; no
+  error. The median arrow-key latency is printed; ``benchmarks/lab_latency_in_browser.py``
+  measures keys and drags in JupyterLab and voila.
 
-Screenshots go to ``artifacts/browser/`` (git-ignored). Needs Debian's chromium at
-/usr/bin/chromium (``apt-get install -y chromium``), the python package ``playwright`` (never
-``playwright install``: the system browser is used) and voila. Without them the tests are
-skipped, except in CI (environment variable CI set), where they fail: .ci/run installs
-chromium, so a skip there would hide a broken setup. Both servers (loopback only; JupyterLab
-with a random token and a copy of the notebook in a temporary folder, so nothing is saved over
-the committed file) and chromium start together, serve the module and are killed, with their
-kernels, at its end; the JupyterLab test runs first, while voila runs the bench's kernel ahead
-in the background. One file, not two: on 2 cores, two browser files on two workers starved
-each other (85 s, a timeout) where one file took 55 s. What keeps the file cheap (CPU-seconds
-count: the suite shares 2 cores) is in ``browser.py``: servers started without a 3 s import,
-JupyterLab without the server extensions and build check no notebook page uses, voila without
-a second kernel run for a next visitor, waits woken by the page's changes instead of polling.
+Every page fails on an error of its own (uncaught, or on the console). Screenshots go to
+``artifacts/browser/`` (git-ignored). The servers and the one chromium are the session's
+(``browser_session`` in tests/conftest.py, ``session`` in browser.py): started together, the
+voila kernels running ahead while the JupyterLab tests work, and killed with their kernels at the
+end. What keeps them cheap (the suite shares 2 cores) is said in ``browser.py``.
 """
 
 from __future__ import annotations
 
 import os
 import statistics
-import time
+import types
 
 import pytest
 from accessibility import MISSING_AXE, scan
 from browser import (
     ARTIFACTS,
-    CHROMIUM,
-    LAUNCH_ARGS,
-    MISSING,
-    ROOT,
-    VOILA_MISSING,
+    PRESENTED_NOTEBOOK,
+    STUDENT_NOTEBOOK,
+    kernel_answered,
     move_every_control,
     new_picture,
     open_page,
-    open_session,
+    picture,
     pictures_before_next_picture,
     settle,
     shows_no_error,
-    start_jupyterlab,
-    start_voila,
-    stop,
-    sync_playwright,
-    wait_until_listening,
-    wait_until_serving,
 )
 
 import attnlib.labs
+from attnlib.labs.trained_attention import MAX_TOKENS
 
-#: The notebook checked as a student sees it in JupyterLab (every lab is checked in the bench).
-STUDENT_NOTEBOOK = ROOT / "notebooks" / "06_masking.ipynb"
-#: Every lab at presenting size, served by voila as in README's instructor section.
-BENCH = ROOT / "notebooks" / "lab_bench.ipynb"
-#: The lab notebook README's instructor section offers to present on its own, under voila.
-PRESENTED_NOTEBOOK = ROOT / "notebooks" / "04_softmax_saturation.ipynb"
 #: Browser window widths at which the controls must read cleanly: a laptop with the file
 #: browser open, and a full-HD projector.
 LAYOUT_WIDTHS = (900, 1920)
@@ -73,56 +57,23 @@ LAYOUT_WIDTHS = (900, 1920)
 PRESENT_MIN_WIDTH = 1280
 PRESENT_MIN_TEXT = 14 * 96 / 72
 PRESENT_MIN_HANDLE = 24
-
-
-@pytest.fixture(scope="module", autouse=True)
-def browser_tools() -> None:
-    """Skip on a machine without the browser tools; in CI (CI set) that is a failure instead."""
-    if MISSING or VOILA_MISSING:
-        (pytest.fail if os.environ.get("CI") else pytest.skip)("; ".join(MISSING + VOILA_MISSING))
-
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory):
-    """JupyterLab (a copy of the student notebook), voila (the lab bench; one lab notebook) and
-    chromium, all started together.
-
-    Yields {"lab": (base url, token), "voila": page url, "voila_notebook": page url,
-    "browser": chromium}.
-    """
-    home = tmp_path_factory.mktemp("servers")
-    with (
-        (home / "jupyterlab.log").open("wb") as lab_log,
-        (home / "voila.log").open("wb") as log,
-        (home / "voila-notebook.log").open("wb") as notebook_log,
-    ):
-        lab_proc, base, token = start_jupyterlab(home, [STUDENT_NOTEBOOK], lab_log)
-        voila_proc, voila_url = start_voila(home, BENCH, log)
-        notebook_proc, notebook_url = start_voila(home, PRESENTED_NOTEBOOK, notebook_log)
-        try:
-            with sync_playwright() as playwright:
-                chromium = playwright.chromium.launch(
-                    executable_path=str(CHROMIUM), args=LAUNCH_ARGS
-                )
-                try:
-                    deadline = time.monotonic() + 60
-                    status = f"{base}/api/status?token={token}"
-                    wait_until_serving(lab_proc, status, home / "jupyterlab.log", deadline)
-                    wait_until_listening(voila_proc, voila_url, home / "voila.log", deadline)
-                    wait_until_listening(
-                        notebook_proc, notebook_url, home / "voila-notebook.log", deadline
-                    )
-                    yield {
-                        "lab": (base, token),
-                        "voila": voila_url,
-                        "voila_notebook": notebook_url,
-                        "browser": chromium,
-                    }
-                finally:
-                    chromium.close()
-        finally:
-            stop(voila_proc, notebook_proc, lab_proc)
-
+#: The screens a lab in present mode fits whole: a common projector and full HD.
+PRESENT_SCREENS = ((1280, 720), (1920, 1080))
+#: Sentences typed into the trained-model lab, one after another: the lab bench card's, then
+#: others (new to the lab each time, so each is encoded and drawn afresh). Each has "it", where
+#: the query token stays.
+NEW_SENTENCES = (
+    "The trophy didn't fit in the suitcase because it was too big",
+    "The trophy didn't fit in the suitcase because it was too small",
+    "The delivery truck zoomed by the school bus because it was going so fast",
+    "The bird could not fly south because it had a broken wing",
+)
+#: The notebook's sentence: its lab starts on "it" (at another position than in the others).
+FIRST_SENTENCE = "The animal didn't cross the street because it was too tired"
+TOO_LONG = (
+    "The quick brown fox jumps over the lazy dog while the old cat sleeps quietly on the warm"
+    " windowsill all afternoon"
+)
 
 # Bounding boxes of every part of every control row of a lab, measured in the page: the row,
 # its description label, the widget's working parts, the readout, and whether a text is cut off.
@@ -207,13 +158,64 @@ def check_control_layout(page, lab, name: str, width: int) -> list[str]:
     return faults
 
 
-def test_a_lab_notebook_in_jupyterlab_as_a_student_sees_it(servers) -> None:
-    """The stored picture shows before anything runs; Run All; every control moves the picture;
-    the controls read cleanly at a laptop's and a projector's width."""
-    base, token = servers["lab"]
+# How whole a lab's picture is, measured on its pixels in the page: per quarter of its height,
+# the share of pixels that are not white (or transparent); and the share of near-black neutral
+# pixels (text, axes: the colour maps' dark cells are coloured) in the left 15% (the query
+# tokens) and the bottom 20% (the key tokens under the bars). A white picture, one with cells but
+# no tokens or axes, or one with its bottom half missing (what two threads drawing on one canvas
+# gave) fails.
+PICTURE_WHOLENESS = """async lab => {
+    const img = lab.querySelector('img');
+    await img.decode();
+    const w = img.naturalWidth, h = img.naturalHeight;
+    const canvas = document.createElement('canvas');
+    canvas.width = w; canvas.height = h;
+    const context = canvas.getContext('2d');
+    context.drawImage(img, 0, 0);
+    const data = context.getImageData(0, 0, w, h).data;
+    const bands = [0, 0, 0, 0];
+    let left = 0, bottom = 0;
+    for (let y = 0; y < h; y++) {
+        for (let x = 0; x < w; x++) {
+            const i = 4 * (y * w + x);
+            const [r, g, b, a] = [data[i], data[i + 1], data[i + 2], data[i + 3]];
+            if (a < 128) continue;
+            const hi = Math.max(r, g, b), lo = Math.min(r, g, b);
+            if (lo < 235) bands[Math.min(3, Math.floor(4 * y / h))]++;
+            if (hi < 110 && hi - lo < 30) {
+                if (x < 0.15 * w) left++;
+                if (y >= 0.8 * h) bottom++;
+            }
+        }
+    }
+    return {bands: bands.map(n => n / (w * h / 4)), left: left / (0.15 * w * h),
+            bottom: bottom / (0.2 * w * h), size: [w, h]};
+}"""
+#: A whole picture of the trained-model lab has at least this share of drawn pixels in every
+#: quarter of its height, and of text pixels at its left and bottom. Measured on its pictures of
+#: the sentences here: 5-19% drawn per quarter; text 2.1-2.4% at the left, 3.1-3.5% at the
+#: bottom; with every token label left out, 0.6% and 1.7% (axes, ticks, the colour bar's numbers).
+MIN_DRAWN, MIN_LEFT_TEXT, MIN_BOTTOM_TEXT = 0.01, 0.012, 0.024
+
+
+def wholeness_faults(lab) -> list[str]:
+    """What is missing from the lab's picture (empty if it is whole)."""
+    found = lab.evaluate(PICTURE_WHOLENESS)
+    faults = [f"quarter {i + 1} is blank" for i, b in enumerate(found["bands"]) if b < MIN_DRAWN]
+    if found["left"] < MIN_LEFT_TEXT:
+        faults.append("no query tokens at the left")
+    if found["bottom"] < MIN_BOTTOM_TEXT:
+        faults.append("no key tokens or axes at the bottom")
+    return [f"{f} ({found})" for f in faults]
+
+
+@pytest.fixture(scope="module")
+def student(browser_session):
+    """STUDENT_NOTEBOOK open in JupyterLab, its stored picture looked for, then Run All: yields
+    (page, lab, errors, stored) once the lab's live picture shows."""
+    base, token = browser_session.lab
     name = STUDENT_NOTEBOOK.stem
-    with open_page(servers["browser"], name, 1400, 1000) as (page, errors):
-        open_session(base, token, STUDENT_NOTEBOOK.name)
+    with open_page(browser_session.chromium, name, 1400, 1000) as (page, errors):
         page.goto(f"{base}/lab/tree/{STUDENT_NOTEBOOK.name}?reset&token={token}", timeout=30_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
             timeout=30_000
@@ -229,23 +231,87 @@ def test_a_lab_notebook_in_jupyterlab_as_a_student_sees_it(servers) -> None:
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.locator("[data-command='runmenu:run-all']").click()
         lab = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).first
-        lab.locator("img").first.wait_for(timeout=30_000)
+        lab.locator("img").first.wait_for(timeout=60_000)
         lab.scroll_into_view_if_needed()
-        new_picture(lab, "", "running the cell")
-        move_every_control(page, lab)
-        faults = [f for w in LAYOUT_WIDTHS for f in check_control_layout(page, lab, name, w)]
-        print(f"layout screenshots: {ARTIFACTS}/{name}-*px.png")
-        assert not faults, "the lab's controls collide:\n" + "\n".join(faults)
-        assert shows_no_error(lab), "the lab shows an error"
-        assert not errors, f"errors in the page: {errors}"
+        new_picture(lab, "", "running the cell", timeout=30)
+        yield types.SimpleNamespace(page=page, lab=lab, errors=errors)
 
 
-def test_a_lab_notebook_under_voila_as_readme_offers_to_present_it(servers) -> None:
+def type_sentence(student, sentence: str) -> None:
+    """Type ``sentence`` into the lab's text box, press Enter, and wait for the kernel's answer."""
+    box = student.lab.locator(".widget-combobox input, .widget-text input").first
+    box.fill(sentence)
+    box.press("Enter")
+    kernel_answered(student.page)
+
+
+def query_token(lab) -> str:
+    """The query token the lab's token slider shows (its readout: "position: token")."""
+    row = lab.locator(".attnlib-control-row").filter(has_text="query token").first
+    return row.locator(".attnlib-readout, .widget-readout").first.inner_text().split(": ", 1)[-1]
+
+
+def test_a_new_sentence_in_jupyterlab_gives_a_whole_picture_try_after_try(student) -> None:
+    """Typed right after Run All (later cells may still run on the main thread while the lab's
+    messages arrive on the subshell's): every try shows a whole picture of the new sentence."""
+    faults = []
+    for sentence in NEW_SENTENCES:
+        before = picture(student.lab)
+        type_sentence(student, sentence)
+        new_picture(student.lab, before, f"typing {sentence!r}")
+        kernel_answered(student.page)
+        faults += [f"{sentence!r}: {f}" for f in wholeness_faults(student.lab)]
+    assert not faults, "pictures not whole after a new sentence:\n" + "\n".join(faults)
+
+
+def test_a_new_sentence_keeps_the_query_token_where_it_has_it(student) -> None:
+    """Back to the notebook's sentence, then a new one: "it" stays the query token though it
+    sits at another position (it jumped to [SEP] once)."""
+    type_sentence(student, FIRST_SENTENCE)
+    assert query_token(student.lab) == "it", f"on {FIRST_SENTENCE!r}: {query_token(student.lab)}"
+    type_sentence(student, NEW_SENTENCES[0])
+    assert query_token(student.lab) == "it", f"the query token moved to {query_token(student.lab)}"
+
+
+def test_a_sentence_over_the_token_limit_is_refused_in_one_plain_sentence(student) -> None:
+    lab = student.lab
+    type_sentence(student, TOO_LONG)
+    message = lab.locator(".attnlib-error").first
+    message.wait_for(timeout=10_000)
+    text = message.inner_text().strip()
+    assert text, "no message for a sentence over the limit"
+    assert "Traceback" not in (message.text_content() or ""), f"a traceback: {text!r}"
+    assert "\n" not in text, f"not one plain sentence: {text!r}"
+    assert str(MAX_TOKENS) in text, f"the message does not say the limit: {text!r}"
+    assert shows_no_error(lab), "a traceback on stderr"
+    type_sentence(student, NEW_SENTENCES[0])  # a good sentence clears the message
+    assert not message.inner_text().strip(), "the message stayed after a good sentence"
+
+
+def test_a_lab_notebook_in_jupyterlab_every_control_moves_it_and_reads_cleanly(student) -> None:
+    page, lab = student.page, student.lab
+    name = STUDENT_NOTEBOOK.stem
+    move_every_control(page, lab)
+    faults = [f for w in LAYOUT_WIDTHS for f in check_control_layout(page, lab, name, w)]
+    print(f"layout screenshots: {ARTIFACTS}/{name}-*px.png")
+    assert not faults, "the lab's controls collide:\n" + "\n".join(faults)
+    assert shows_no_error(lab), "the lab shows an error"
+
+
+def test_the_jupyterlab_page_shows_no_error(student) -> None:
+    assert not student.errors, f"errors in the page: {student.errors}"
+
+
+def test_a_lab_notebook_under_voila_as_readme_offers_to_present_it(browser_session) -> None:
     """README's other way to present: one lab notebook under voila, its text and lab without
     its code; every control moves the picture; no error."""
     name = PRESENTED_NOTEBOOK.stem
-    with open_page(servers["browser"], f"voila-{name}", 1920, 1080) as (page, errors):
-        page.goto(servers["voila_notebook"], timeout=60_000)
+    url = browser_session.presented
+    with open_page(browser_session.chromium, f"voila-{name}", 1920, 1080, unload=True) as (
+        page,
+        errors,
+    ):
+        page.goto(url, timeout=60_000)
         lab = page.locator(".attnlib-lab").first
         lab.locator("img").wait_for(timeout=60_000)
         assert page.get_by_text("Softmax saturation").count() > 0, "the notebook's text is missing"
@@ -274,54 +340,98 @@ MEASURE_PRESENT = """lab => {
 }"""
 
 
-def test_lab_bench_under_voila_every_lab_at_present_size_and_every_control_moves_it(
-    servers,
-) -> None:
-    with open_page(servers["browser"], "lab_bench", 1920, 1080) as (page, errors):
-        page.goto(servers["voila"], timeout=60_000)
+#: Each lab block's height, in the page, at the window size now.
+LAB_HEIGHTS = """() => [...document.querySelectorAll('.attnlib-present')]
+    .map(lab => lab.getBoundingClientRect().height)"""
+
+
+@pytest.fixture(scope="module")
+def bench(browser_session):
+    """The lab bench's page at 1920 x 1080, every lab shown; axe-core's scan of it made then.
+    Yields (page, labs, errors, violations)."""
+    url = browser_session.bench
+    with open_page(browser_session.chromium, "lab_bench", 1920, 1080, unload=True) as (
+        page,
+        errors,
+    ):
+        page.goto(url, timeout=60_000)
         labs = page.locator(".attnlib-present")
         expected = [n for n in attnlib.labs.__all__ if n.endswith("_lab")]
         labs.nth(len(expected) - 1).locator("img").wait_for(timeout=60_000)
         assert labs.count() == len(expected), f"{labs.count()} labs shown, {len(expected)} exist"
-        servers["bench accessibility"] = scan(page)  # judged by the next test
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        faults, key_seconds = [], []
-        for i in range(labs.count()):
-            lab = labs.nth(i)
-            lab.scroll_into_view_if_needed()
-            sizes = lab.evaluate(MEASURE_PRESENT)
-            if min(sizes["shown"], sizes["natural"]) < PRESENT_MIN_WIDTH:
-                faults.append(f"lab {i}: picture {sizes} narrower than {PRESENT_MIN_WIDTH} px")
-            if sizes["font"] < PRESENT_MIN_TEXT - 0.01:
-                faults.append(f"lab {i}: control text {sizes['font']} px < {PRESENT_MIN_TEXT:.1f}")
-            if sizes["handle"] < PRESENT_MIN_HANDLE:
-                faults.append(f"lab {i}: slider handle {sizes['handle']} px < {PRESENT_MIN_HANDLE}")
-            key_seconds += move_every_control(page, lab)
-            lab.screenshot(path=ARTIFACTS / f"lab_bench-{i}.png")
-            if not shows_no_error(lab):
-                faults.append(f"lab {i} shows an error")
-        # Frames drawn ahead (attnlib.labs.ahead): once they have arrived, a step of the
-        # gradient lab shows its picture with no picture from the kernel.
-        gradient = labs.filter(has_text="Training a retrieval head")
-        settle(page)
-        gradient.locator(".noUi-handle").nth(1).focus()  # the training step
-        if pictures_before_next_picture(page, gradient, "ArrowRight"):
-            faults.append("the gradient lab's next step waited for a picture from the kernel")
-        keys_ms = sorted(1000 * s for s in key_seconds)
-        print(
-            f"voila, present size: arrow key to new picture {statistics.median(keys_ms):.0f} ms"
-            f" median over {len(keys_ms)} presses (benchmarks/lab_latency_in_browser.py"
-            f" measures drags too); screenshots: {ARTIFACTS}/lab_bench-*.png"
-        )
-        assert not faults, "\n".join(faults)
-        assert not errors, f"errors in the page: {errors}"
+        violations = scan(page)
+        yield types.SimpleNamespace(page=page, labs=labs, errors=errors, violations=violations)
 
 
-def test_lab_bench_under_voila_has_no_wcag_2_aa_violations(servers) -> None:
-    """axe-core's scan of the lab bench page, made by the test above once every lab showed."""
-    if "bench accessibility" not in servers:
-        pytest.fail("the lab bench test did not reach the scan")
-    violations = servers["bench accessibility"]
-    if violations is None:
+def test_lab_bench_has_no_wcag_2_aa_violations(bench) -> None:
+    """axe-core's scan of the bench, made as soon as every lab showed (a frame drawn ahead
+    may not have reached every lab yet: its picture and handles must be named already)."""
+    if bench.violations is None:
         (pytest.fail if os.environ.get("CI") else pytest.skip)(MISSING_AXE)
-    assert not violations, "WCAG 2 A/AA violations on the lab bench:\n" + "\n".join(violations)
+    assert not bench.violations, "WCAG 2 A/AA violations on the lab bench:\n" + "\n".join(
+        bench.violations
+    )
+
+
+def test_lab_bench_every_lab_fits_a_projector_and_a_full_hd_screen(bench) -> None:
+    """Each lab block (title, controls, caption, picture) no taller than the window, at
+    1280 x 720 and 1920 x 1080: while dragging the top slider the picture stays on screen."""
+    page, faults = bench.page, []
+    for width, height in PRESENT_SCREENS:
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_function(
+            "w => document.documentElement.clientWidth <= w", arg=width, polling="raf"
+        )
+        for name, tall in zip(bench_lab_names(bench), page.evaluate(LAB_HEIGHTS), strict=True):
+            if tall > height:
+                faults.append(f"{width}x{height}: {name} is {tall:.0f} px tall")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    assert not faults, "labs taller than the screen:\n" + "\n".join(faults)
+
+
+def bench_lab_names(bench) -> list[str]:
+    """Each lab's title on the bench, in page order."""
+    return [t.split("\n", 1)[0] for t in bench.labs.all_inner_texts()]
+
+
+def test_lab_bench_a_frame_drawn_ahead_shows_without_a_picture_from_the_kernel(bench) -> None:
+    """Once the frames drawn ahead have arrived (attnlib.labs.ahead), a step of the gradient
+    lab shows its picture with no picture from the kernel."""
+    gradient = bench.labs.filter(has_text="Training a retrieval head")
+    settle(bench.page)
+    gradient.scroll_into_view_if_needed()
+    gradient.locator(".noUi-handle").nth(1).focus()  # the training step
+    assert not pictures_before_next_picture(bench.page, gradient, "ArrowRight"), (
+        "the gradient lab's next step waited for a picture from the kernel"
+    )
+
+
+def test_lab_bench_every_lab_at_present_size_and_every_control_moves_it(bench) -> None:
+    page, labs = bench.page, bench.labs
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    faults, key_seconds = [], []
+    for i in range(labs.count()):
+        lab = labs.nth(i)
+        lab.scroll_into_view_if_needed()
+        sizes = lab.evaluate(MEASURE_PRESENT)
+        if min(sizes["shown"], sizes["natural"]) < PRESENT_MIN_WIDTH:
+            faults.append(f"lab {i}: picture {sizes} narrower than {PRESENT_MIN_WIDTH} px")
+        if sizes["font"] < PRESENT_MIN_TEXT - 0.01:
+            faults.append(f"lab {i}: control text {sizes['font']} px < {PRESENT_MIN_TEXT:.1f}")
+        if sizes["handle"] < PRESENT_MIN_HANDLE:
+            faults.append(f"lab {i}: slider handle {sizes['handle']} px < {PRESENT_MIN_HANDLE}")
+        key_seconds += move_every_control(page, lab)
+        lab.screenshot(path=ARTIFACTS / f"lab_bench-{i}.png")
+        if not shows_no_error(lab):
+            faults.append(f"lab {i} shows an error")
+    keys_ms = sorted(1000 * s for s in key_seconds)
+    print(
+        f"voila, present size: arrow key to new picture {statistics.median(keys_ms):.0f} ms"
+        f" median over {len(keys_ms)} presses (benchmarks/lab_latency_in_browser.py"
+        f" measures drags too); screenshots: {ARTIFACTS}/lab_bench-*.png"
+    )
+    assert not faults, "\n".join(faults)
+
+
+def test_lab_bench_shows_no_error(bench) -> None:
+    assert not bench.errors, f"errors in the page: {bench.errors}"

@@ -2,47 +2,33 @@
 offline: voila's reveal template (the notebook asks for it), reveal.js's styles from the local
 copy that ``tools/fetch_web_assets.py`` fetches into ``notebooks/vendor/``.
 
-One server, one page visit shared by the tests (in file order): the styles load from
+The server is the session's (``browser_session``: README's single-notebook command, checked
+here), one page visit shared by the tests (in file order): the styles load from
 127.0.0.1 and nothing else leaves it; an arrow key turns the slide; arrow keys on a focused lab
 control move the lab and leave the slide where it is; no error in the page. Every request to
 another host is refused, as in a room without internet.
 
 Needs what ``test_labs_in_browser.py`` needs, plus ``notebooks/vendor/reveal.js``; without them
 the tests are skipped, except in CI (CI set), where they fail (.ci/run fetches the files).
+Until the last test, the page is kept open (its kernel drawing ahead); closing it ends the kernel.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import time
 
 import pytest
 from browser import (
-    CHROMIUM,
-    LAUNCH_ARGS,
-    MISSING,
+    OFFLINE_OPTIONS,
+    REVEAL,
     ROOT,
-    VOILA_MISSING,
     is_active,
     new_picture,
     open_page,
     picture,
-    start_voila,
-    stop,
-    sync_playwright,
-    wait_until_listening,
 )
 
-DECK = ROOT / "notebooks" / "lab_slides.ipynb"
-REVEAL = ROOT / "notebooks" / "vendor" / "reveal.js"
-#: README's offline slide options: serve the local copies (notebooks/vendor/) and take reveal.js's
-#: styles and jQuery from them.
-OFFLINE_OPTIONS = (
-    "--VoilaConfiguration.file_allowlist=['vendor/.*']",
-    "--VoilaConfiguration.resources={'reveal': {'url_prefix': 'voila/files/vendor/reveal.js'}}",
-    "--HTMLExporter.jquery_url=voila/files/vendor/jquery/dist/jquery.min.js",
-)
 #: Outside files voila's own templates ask for whatever the notebook (its icon font, which no
 #: lab uses); refused here like every outside request, and listed so that any other shows.
 TEMPLATE_OUTSIDE = re.compile(r"https://cdn\.jsdelivr\.net/npm/@fortawesome/fontawesome-free@")
@@ -60,46 +46,34 @@ SLIDE_SHOWN = """() => [...document.querySelectorAll('.reveal .slides > section'
 
 
 @pytest.fixture(scope="module")
-def deck(tmp_path_factory):
+def deck(browser_session):
     """The deck's page, loaded (every lab shown), at 1920 x 1080.
 
     Yields {"page", "errors", "outside" (every request to another host, refused)}.
     """
-    missing = MISSING + VOILA_MISSING
     if not (REVEAL / "dist" / "reveal.css").exists():
-        missing.append("reveal.js missing: python tools/fetch_web_assets.py (needs npm)")
-    if missing:
-        (pytest.fail if os.environ.get("CI") else pytest.skip)("; ".join(missing))
-    home = tmp_path_factory.mktemp("slides")
-    with (home / "voila.log").open("wb") as log:
-        proc, url = start_voila(home, DECK, log, *OFFLINE_OPTIONS)
-        try:
-            with sync_playwright() as playwright:
-                chromium = playwright.chromium.launch(
-                    executable_path=str(CHROMIUM), args=LAUNCH_ARGS
-                )
-                try:
-                    with open_page(chromium, "lab_slides", 1920, 1080) as (page, errors):
-                        outside: list[str] = []
+        missing = "reveal.js missing: python tools/fetch_web_assets.py (needs npm)"
+        (pytest.fail if os.environ.get("CI") else pytest.skip)(missing)
+    url = browser_session.slides
+    with open_page(browser_session.chromium, "lab_slides", 1920, 1080, unload=True) as (
+        page,
+        errors,
+    ):
+        outside: list[str] = []
 
-                        def offline(route) -> None:
-                            if route.request.url.startswith("http://127.0.0.1:"):
-                                route.continue_()
-                            else:
-                                outside.append(route.request.url)
-                                route.abort()
+        def offline(route) -> None:
+            if route.request.url.startswith("http://127.0.0.1:"):
+                route.continue_()
+            else:
+                outside.append(route.request.url)
+                route.abort()
 
-                        page.route("**/*", offline)
-                        wait_until_listening(proc, url, home / "voila.log", time.monotonic() + 60)
-                        page.goto(url, timeout=60_000)
-                        labs = page.locator(".attnlib-lab")
-                        labs.last.locator("img").wait_for(state="attached", timeout=60_000)
-                        page.locator(".reveal.ready").wait_for(state="attached", timeout=10_000)
-                        yield {"page": page, "errors": errors, "outside": outside}
-                finally:
-                    chromium.close()
-        finally:
-            stop(proc)
+        page.route("**/*", offline)
+        page.goto(url, timeout=60_000)
+        labs = page.locator(".attnlib-lab")
+        labs.last.locator("img").wait_for(state="attached", timeout=60_000)
+        page.locator(".reveal.ready").wait_for(state="attached", timeout=10_000)
+        yield {"page": page, "errors": errors, "outside": outside}
 
 
 def test_the_slides_take_reveals_styles_from_the_local_copy_and_nothing_from_outside(

@@ -18,6 +18,12 @@ const CONTROL_KEYS = new Set([
   "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", " ", "PageUp", "PageDown", "Home", "End",
 ]);
 
+/** The text of an HTML fragment (parsed inert: no script runs, nothing loads). */
+function plainText(html) {
+  const body = new DOMParser().parseFromString(html ?? "", "text/html").body;
+  return body.textContent.replace(/\s+/g, " ").trim();
+}
+
 /** The views of a widget model on this page (ipywidgets keeps them as promises). */
 function views(model) {
   return Promise.all(Object.values(model.views ?? {}));
@@ -31,7 +37,11 @@ function initialize({ model }) {
 
   const keyNow = () => JSON.stringify(lab.controls.map(position));
 
-  // Accessible names, alt text and keys kept from the page: done for the views on the page now.
+  // Accessible names, alt text and keys kept from the page, for every view of the lab's controls
+  // and picture on the page: dressed when a frame is shown and whenever views are added (a
+  // MutationObserver below), so that a view rendered later (another output of the lab, a slider
+  // re-rendered) is named from its first paint. Before the first frame, the picture's alt text
+  // is the caption the kernel gave.
   function dress() {
     for (const control of lab.controls) {
       views(control).then((shown) => {
@@ -48,8 +58,19 @@ function initialize({ model }) {
         }
       });
     }
-    views(lab.picture).then((shown) => shown.forEach((view) => view.el.setAttribute("alt", alt)));
+    const text = alt || plainText(lab.caption.get("value"));
+    views(lab.picture).then((shown) => shown.forEach((view) => view.el.setAttribute("alt", text)));
   }
+
+  let dressing = false; // a dress() is due on the next animation frame
+  const observer = new MutationObserver(() => {
+    if (lab === null || dressing) return;
+    dressing = true;
+    requestAnimationFrame(() => {
+      dressing = false;
+      dress();
+    });
+  });
 
   function show() {
     const key = keyNow();
@@ -91,7 +112,8 @@ function initialize({ model }) {
       control.on("change:value change:index change:_options_labels", show);
     }
     model.send({ type: "hello" }); // the kernel sends every frame again, the current one first
-    setTimeout(dress, 1000); // views rendered after the first frame
+    dress();
+    observer.observe(document.body, { childList: true, subtree: true });
   });
 }
 
