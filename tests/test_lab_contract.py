@@ -172,15 +172,15 @@ def test_an_error_is_shown_in_the_lab_as_one_sentence_not_raised(lab, monkeypatc
     assert lab.last_error is None and lab.errors.value == ""
 
 
-def test_in_present_mode_the_lab_fits_a_projector_and_a_full_hd_screen(lab) -> None:
+@pytest.mark.parametrize("name", LAB_NAMES)
+def test_in_present_mode_the_lab_fits_a_projector_and_a_full_hd_screen(name: str) -> None:
     """Title, controls, caption and picture together, in the state the lab starts in (the
     bench's), added up from the figure's size and the heights the page gives each part
     (present.present_height_px; the browser test measures the real ones): on full HD the
     picture is shown 1:1; on a 1280 x 720 projector it may shrink to fit, but not below
     PRESENT_MIN_SHOWN_PX (where its text is as large on the wall as on full HD). A caption that
     wraps later shrinks the picture in the page (present.PRESENT_CSS)."""
-    if not lab.present:
-        pytest.skip("a notebook-size lab scrolls with its notebook; the screens are present mode's")
+    lab = contract_run(name, "present").lab  # a notebook-size lab scrolls with its notebook
     figsize = lab.live.figure.get_size_inches()
     title = any("attnlib-title" in child._dom_classes for child in lab.children)
     for screen in PRESENT_SCREENS:
