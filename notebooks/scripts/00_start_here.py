@@ -44,14 +44,14 @@
 # | `04_softmax_saturation` | watch softmax saturate as $d_k$ grows, derive its Jacobian and see the gradient vanish; live | 26 |
 # | `05_overflow_misconception` | explain why $1/\sqrt{d_k}$ is *not* there to prevent overflow | 30 |
 # | `06_masking` | apply causal and padding masks, know why the mask goes in before the softmax, and align a causal mask for a KV cache; live | 30 |
-# | `07_multi_head` | split a layer into heads, merge them with $W_O$, and count what heads cost | 33 |
+# | `07_multi_head` | split a layer into heads, merge them with $W_O$, and count what heads cost | 29 |
 # | `08_gqa_and_kv_cache` | share K/V heads (multi-query, grouped-query attention), and size and use a KV cache; live | 28 |
-# | `09_positions` | give attention word order: sinusoidal positions, RoPE and ALiBi; live | 42 |
-# | `10_cost_and_tiling` | count the quadratic cost of the $(T, T)$ scores, and compute attention in tiles with the online softmax (FlashAttention's idea); live | 42 |
-# | `11_gradients` | write the backward pass through a head, check it by finite differences, and see why unscaled training stalls; live | 67 |
-# | `12_active_recall` | test yourself: self-checked questions across 01-11, each pointing back to the notebook to revisit | 16 |
-# | `13_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live | 66 |
-# | `lab_bench` | every live lab at projector size, with a lab card for class | 11 |
+# | `09_positions` | give attention word order: sinusoidal positions, RoPE and ALiBi; live | 29 |
+# | `10_cost_and_tiling` | count the quadratic cost of the $(T, T)$ scores, and compute attention in tiles with the online softmax (FlashAttention's idea); live | 29 |
+# | `11_gradients` | write the backward pass through a head, check it by finite differences, and see why unscaled training stalls; live | 30 |
+# | `12_active_recall` | test yourself: self-checked questions across 01-11, each pointing back to the notebook to revisit | 19 |
+# | `13_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live | 29 |
+# | `lab_bench` | every live lab at projector size, with a lab card for class | 12 |
 #
 # "minutes": the main path at one sitting, prose read at 200 words a minute and 10 seconds for
 # each line of code (reading it, guessing what it prints, reading what it printed); collapsed
