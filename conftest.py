@@ -5,7 +5,8 @@ jupyter_core warns about its platformdirs migration when nbval starts a kernel; 
 
 The suite runs on two workers (pytest-xdist, ``--dist loadfile``: a file's tests stay together),
 and xdist hands out files in collection order. Longest first keeps the two workers busy to the
-end: the browser tests (about half a minute) start at once, then the notebooks (a few seconds
+end: the browser tests (about half a minute) start at once, then the lab contract (every lab
+driven at two sizes: the longest unit-test file, ~15 CPU-s), then the notebooks (a few seconds
 each), and the many short unit-test files fill the gaps. Only the order changes.
 
 The two browser files share one chromium and one set of servers (a session fixture,
@@ -22,13 +23,17 @@ os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
 
 #: The test files that drive chromium (tests/browser.py's ``session`` serves them).
 BROWSER_FILES = ("test_labs_in_browser.py", "test_slides_in_browser.py")
+#: Test files that take longest, in the order they start (before the notebooks): the browser
+#: files as one unit, then the lab contract.
+LONGEST_FILES = (BROWSER_FILES, ("test_lab_contract.py",))
 
 
 def run_order(item: pytest.Item) -> int:
-    """0 for the browser tests, 1 for a notebook, 2 for the rest."""
-    if item.path.name in BROWSER_FILES:
-        return 0
-    return 1 if item.path.suffix == ".ipynb" else 2
+    """The place of its file in LONGEST_FILES, then the notebooks, then the rest."""
+    for place, names in enumerate(LONGEST_FILES):
+        if item.path.name in names:
+            return place
+    return len(LONGEST_FILES) + (0 if item.path.suffix == ".ipynb" else 1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -102,7 +102,12 @@ def contract_run(name: str, size: str) -> Run:
 
 
 def redraw_in_full(lab, pictures: list[bytes]) -> None:
+    """Redraw the lab's state in full, then give it back the backgrounds it had cached (a full
+    redraw forgets them), so that the next move draws the partial frame it would have drawn."""
+    cached = dict(lab.live._backgrounds)
     pictures.append(lab.live.render(full=True))
+    lab.live._backgrounds.clear()
+    lab.live._backgrounds.update(cached)
 
 
 @pytest.fixture(params=[(n, s) for n in LAB_NAMES for s in SIZES], ids="-".join)

@@ -32,7 +32,6 @@ from pathlib import Path
 os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
 
 import nbformat
-from jupytext.cli import jupytext as jupytext_cli
 from nbclient import NotebookClient
 
 if __package__:  # imported as tools.run_notebooks
@@ -70,6 +69,8 @@ def paired_script(notebook: Path) -> Path:
 
 def sync(notebook: Path) -> None:
     """Create the pairing if it is missing, then let the newer of the two files win."""
+    from jupytext.cli import jupytext as jupytext_cli  # 0.3 s: only a run that syncs pays it
+
     script = paired_script(notebook)
     if not notebook.exists() and script.exists():
         jupytext_cli(["--quiet", "--to", "notebook", "--output", str(notebook), str(script)])
