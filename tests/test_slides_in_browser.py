@@ -10,7 +10,6 @@ another host is refused, as in a room without internet.
 
 Needs what ``test_labs_in_browser.py`` needs, plus ``notebooks/vendor/reveal.js``; without them
 the tests are skipped, except in CI (CI set), where they fail (.ci/run fetches the files).
-
 """
 
 from __future__ import annotations
