@@ -14,6 +14,9 @@ entries that row 1 of the output combines.
 
 ``saturation_data``, ``tiling_example``, ``MASKING_SENTENCE`` and ``masking_scores``: the seeded
 data of notebooks 04, 10 and 06 and of their labs (:mod:`attnlib.labs`).
+
+``REFERENT_PAIRS`` and ``SIMILARITY_SENTENCES``: the sentences notebook 13 runs through the
+trained model.
 """
 
 from __future__ import annotations
@@ -144,3 +147,37 @@ def masking_scores(seed: int = 6, d_model: int = 8, d_k: int = 4) -> np.ndarray:
     W_Q = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
     W_K = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
     return (X @ W_Q) @ (X @ W_K).T / np.sqrt(d_k)
+
+
+_TIRED = "The animal didn't cross the street because it was too tired"
+_WIDE = "The animal didn't cross the street because it was too wide"
+_TROPHY = "The trophy didn't fit into the suitcase because it was too "
+
+#: The sentence pairs of notebook 13: (name, sentence where "it" is the first noun, sentence
+#: where "it" is the second noun, first noun, second noun). The two sentences of a pair differ
+#: in their last word only. The control changes the adjective but not the referent (the animal
+#: both times), so a head that tracks the referent should hardly move on it.
+REFERENT_PAIRS: tuple[tuple[str, str, str, str, str], ...] = (
+    ("animal/street", _TIRED, _WIDE, "animal", "street"),
+    (
+        "dog/road",
+        _TIRED.replace("animal", "dog").replace("street", "road"),
+        _WIDE.replace("animal", "dog").replace("street", "road"),
+        "dog",
+        "road",
+    ),
+    ("trophy/suitcase", _TROPHY + "big", _TROPHY + "small", "trophy", "suitcase"),
+    ("control (tired/scared)", _TIRED, _TIRED.replace("tired", "scared"), "animal", "street"),
+)
+
+#: The sentences of notebook 13's score statistics and similarity table: the animal pair, two
+#: paraphrase pairs that share few words, and one unrelated sentence.
+SIMILARITY_SENTENCES: tuple[str, ...] = (
+    _TIRED,
+    _WIDE,
+    "A man is playing a guitar on the stage.",
+    "Someone is strumming an instrument in front of an audience.",
+    "The stock market fell sharply after the announcement.",
+    "Shares dropped quickly once the news was released.",
+    "My order was late and it was cold.",
+)

@@ -132,3 +132,11 @@ def test_example_arrays_are_read_only_float64(name: str) -> None:
     assert arr.dtype == np.float64
     with pytest.raises(ValueError, match="read-only"):
         arr[(0,) * arr.ndim] = 1.0
+
+
+@pytest.mark.parametrize("pair", examples.REFERENT_PAIRS, ids=lambda pair: pair[0])
+def test_a_referent_pair_differs_in_its_last_word_and_names_nouns_of_both_sentences(pair) -> None:
+    _, first, second, noun1, noun2 = pair
+    assert first.split()[:-1] == second.split()[:-1] and first != second
+    for sentence in (first, second):
+        assert {"it", noun1, noun2} <= set(sentence.split())

@@ -2,22 +2,23 @@
 
 At 1366 x 768 with JupyterLab's file browser open, a notebook's output area is about 934 px
 wide; JupyterLab shows a wider image scaled down to fit it. A text drawn at ``s`` points in a
-figure of ``dpi`` dots per inch is ``s * dpi / 72`` px in the stored PNG, and so is seen at
+PNG of ``dpi`` dots per inch is ``s * dpi / 72`` px in the PNG, and so is seen at
 
     s * dpi / 72 * min(1, 934 / PNG width)   px,
 
 which must be at least 9 px for every text of every figure.
 
-A PNG does not say how large its texts are, so the test draws each figure again: it runs the
-notebook's paired script (in ``notebooks/``, as ``tools/run_notebooks.py`` runs the notebook)
-with the Agg backend, and at every ``plt.show()`` it draws the open figures, records the font
-size of every visible text they draw (tick labels, titles, legends, annotations, colourbars)
-and closes them, as the inline backend does. The n-th figure shown is the n-th PNG stored in
-the notebook, whose width is read from its header; the test first checks that the counts agree
-and that the stored width is the width this figure has when saved with a tight bounding box
-(what the inline backend stores), so that a stale output cannot pass for a new figure.
+A PNG does not say how large its texts are, so they are measured where the figure is drawn:
+every kernel that stores outputs (``tools/run_notebooks.py``) or re-executes a notebook (nbval)
+first runs :mod:`tools.figure_text`, which records every text the inline backend's draw of a
+shown figure draws, refuses a figure whose smallest text is too small (the cell fails: nbval's run
+of the notebook fails on it), and stores the measure in the PNG's output metadata. Here each
+stored PNG must carry that measure, taken from this very PNG (the width it recorded is the
+stored PNG's width, so an output stored by a kernel without the check, or edited, fails), and its
+smallest text must be seen at 9 px or more. The last tests show that the measure refuses a figure
+with 7 px text and that nbval's kernels run it.
 
-Live labs draw through their own canvas, not ``plt.show()``, and have their own text checks
+Live labs draw through their own canvas, not the inline backend, and have their own text checks
 (``tests/drawn_text.py``); the picture a lab stores beside its widget is left to those.
 """
 
@@ -25,111 +26,118 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import runpy
-import struct
-import warnings
 from pathlib import Path
-from unittest import mock
 
 import matplotlib.pyplot as plt  # Agg: tests/conftest.py chooses it before any test imports
 import nbformat
-import numpy as np
 import pytest
-from matplotlib.text import Text
+from IPython.core import pylabtools
+from IPython.core.pylabtools import print_figure
+
+from tools.figure_text import (
+    KERNEL_STARTUP,
+    MIN_TEXT_PX,
+    OUTPUT_AREA_PX,
+    RECORD,
+    measured,
+    png_width,
+    seen_px,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The width of JupyterLab's output area at 1366 x 768 with the file browser open, in px.
-OUTPUT_AREA_PX = 934
-#: The smallest text a stored figure may show at that width, in px.
-MIN_TEXT_PX = 9.0
-#: The inline backend saves with ``bbox_inches="tight"`` and this padding, in inches.
-TIGHT_PAD_INCHES = 0.1
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
-def notebooks_with_figures() -> list[Path]:
-    return [
-        path for path in sorted((ROOT / "notebooks").glob("*.ipynb")) if stored_png_widths(path)
-    ]
-
-
-def stored_png_widths(path: Path) -> list[int]:
-    """The pixel width of every PNG stored in the notebook's outputs, in order."""
-    widths = []
+def stored_figures(path: Path) -> list[tuple[int, dict | None]]:
+    """(width of the PNG, its figure-text record or None) of every figure stored in the
+    notebook, in order; a lab's picture for viewers without a kernel is not a shown figure."""
+    figures = []
     for cell in nbformat.read(path, as_version=4).cells:
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             png = data.get("image/png")
-            if png and WIDGET not in data:  # a lab's picture for viewers without a kernel
-                header = base64.b64decode(png[:64])  # the IHDR chunk: width at bytes 16-20
-                widths.append(struct.unpack(">I", header[16:20])[0])
-    return widths
+            if png and WIDGET not in data:
+                record = output.get("metadata", {}).get("image/png", {}).get(RECORD)
+                figures.append((png_width(base64.b64decode(png[:64])), record))
+    return figures
 
 
-def texts_drawn(figure) -> list[Text]:
-    """Every visible, non-empty text a full draw of ``figure`` draws."""
-    texts: list[Text] = []
-    draw = Text.draw
-
-    def recording_draw(text: Text, renderer) -> None:
-        if text.get_visible() and text.get_text().strip():
-            texts.append(text)
-        draw(text, renderer)
-
-    with mock.patch.object(Text, "draw", recording_draw):
-        figure.canvas.draw()
-    return texts
+NOTEBOOKS = [path for path in sorted((ROOT / "notebooks").glob("*.ipynb")) if stored_figures(path)]
 
 
-def shown_figures(script: Path) -> list[tuple[float, float, str]]:
-    """(tight width in px, smallest text in px, that text) of each figure the script shows."""
-    shown = []
-
-    def record_show(*args, **kwargs) -> None:
-        for number in plt.get_fignums():
-            figure = plt.figure(number)
-            smallest = min(texts_drawn(figure), key=lambda text: text.get_fontsize())
-            bbox = figure.get_tightbbox(figure.canvas.get_renderer())
-            width = (bbox.width + 2 * TIGHT_PAD_INCHES) * figure.dpi
-            shown.append((width, smallest.get_fontsize() * figure.dpi / 72, smallest.get_text()))
-        plt.close("all")
-
-    cwd = os.getcwd()
-    os.chdir(script.parents[1])
-    try:  # the script's print options, rc settings and warning filters stay with it
-        with (
-            mock.patch.object(plt, "show", record_show),
-            np.printoptions(**np.get_printoptions()),
-            plt.rc_context(),
-            warnings.catch_warnings(),
-        ):
-            runpy.run_path(str(script), run_name="__main__")
-    finally:
-        os.chdir(cwd)
-        plt.close("all")
-    return shown
-
-
-@pytest.mark.parametrize("path", notebooks_with_figures(), ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_every_figure_text_is_readable_at_laptop_width(path: Path) -> None:
-    script = path.parent / "scripts" / f"{path.stem}.py"
-    stored = stored_png_widths(path)
-    drawn = shown_figures(script)
-    assert len(drawn) == len(stored), (
-        f"{path.name}: the script shows {len(drawn)} figures, the notebook stores {len(stored)}"
-    )
     too_small = []
-    for n, (png_width, (width, text_px, text)) in enumerate(zip(stored, drawn), start=1):
-        assert abs(png_width - width) <= 3, (
-            f"{path.name}, figure {n}: stored {png_width} px wide, drawn {width:.0f} px;"
+    for n, (width, record) in enumerate(stored_figures(path), start=1):
+        assert record is not None, (
+            f"{path.name}, figure {n}: no text measure stored; run tools/run_notebooks.py"
+        )
+        assert record["png_width"] == width, (
+            f"{path.name}, figure {n}: measured {record['png_width']} px wide, stored {width} px;"
             " run tools/run_notebooks.py"
         )
-        seen = text_px * min(1.0, OUTPUT_AREA_PX / png_width)
+        if record["smallest_px"] is None:  # a figure without text
+            continue
+        seen = seen_px(record["smallest_px"], width)
         if seen < MIN_TEXT_PX:
             too_small.append(
-                f"figure {n} ({png_width} px wide): its smallest text {text!r} is {text_px:.1f} px,"
-                f" seen at {seen:.1f} px"
+                f"figure {n} ({width} px wide): its smallest text {record['smallest_text']!r} is"
+                f" {record['smallest_px']:.1f} px, seen at {seen:.1f} px"
             )
     assert not too_small, f"{path.name}, in a {OUTPUT_AREA_PX} px output area: " + "; ".join(
         too_small
     )
+
+
+def figure_with_title(points: float, width_inches: float = 4.0):
+    """A figure ``width_inches`` wide at 100 dpi whose title is ``points`` points."""
+    fig, ax = plt.subplots(figsize=(width_inches, 3), dpi=100)
+    ax.set_title("the title", fontsize=points)
+    ax.tick_params(labelsize=12)
+    return fig
+
+
+def test_the_measure_refuses_a_figure_with_7_px_text() -> None:
+    fig = figure_with_title(7 * 72 / 100)  # 7 px at 100 dpi, in a PNG narrower than 934 px
+    try:
+        with pytest.raises(ValueError, match=r"'the title' is 7\.0 px .* seen at 7\.0 px"):
+            measured(print_figure)(fig, "png", base64=True)
+    finally:
+        plt.close(fig)
+
+
+def test_the_measure_scales_a_text_in_a_png_wider_than_the_output_area() -> None:
+    fig = figure_with_title(10 * 72 / 100, width_inches=14)  # 10 px in a PNG over 1000 px wide
+    try:
+        with pytest.raises(ValueError, match=r"'the title' is 10\.0 px in a PNG") as refused:
+            measured(print_figure)(fig, "png")
+    finally:
+        plt.close(fig)
+    width = int(re.search(r"PNG (\d+) px wide", str(refused.value)).group(1))
+    assert width > OUTPUT_AREA_PX
+    assert f"seen at {10 * OUTPUT_AREA_PX / width:.1f} px" in str(refused.value)
+
+
+def test_the_measure_of_a_readable_figure_is_stored_with_its_png() -> None:
+    fig = figure_with_title(9 * 72 / 100)
+    try:
+        png, metadata = measured(print_figure)(fig, "png", base64=True)
+        assert png == print_figure(fig, "png", base64=True)  # the PNG made without the measure
+    finally:
+        plt.close(fig)
+    record = metadata[RECORD]
+    assert record["png_width"] == png_width(base64.b64decode(png))
+    assert (record["smallest_text"], round(record["smallest_px"], 6)) == ("the title", 9.0)
+
+
+def test_the_kernels_the_suite_starts_install_the_measure(monkeypatch) -> None:
+    # tools/pytest_startup.py names the file; nbval's kernels inherit this environment and
+    # IPython runs it, with its folder on sys.path, in the notebook's namespace
+    assert os.environ.get("PYTHONSTARTUP") == str(KERNEL_STARTUP)
+    monkeypatch.setattr(pylabtools, "print_figure", pylabtools.print_figure)  # undone after
+    monkeypatch.syspath_prepend(str(KERNEL_STARTUP.parent))
+    namespace = runpy.run_path(str(KERNEL_STARTUP))
+    assert getattr(pylabtools.print_figure, "measures_text", False)
+    assert [name for name in namespace if not name.startswith("__")] == []

@@ -8,6 +8,7 @@ import base64
 import inspect
 import io
 import json
+import math
 import threading
 
 import ipywidgets as widgets
@@ -20,7 +21,7 @@ import attnlib.labs
 import attnlib.labs.present as present
 from attnlib.labs.encoders import encode_jpeg, encode_png
 from attnlib.labs.figure import LiveFigure
-from attnlib.labs.lab import Lab
+from attnlib.labs.lab import Lab, heading_and_detail
 from attnlib.labs.text_labels import TextLabels
 
 X = np.linspace(0, 1, 5)
@@ -268,6 +269,11 @@ def test_caption_shows_the_state_as_escaped_text() -> None:
     assert lab.caption.value.startswith("&lt;top&gt; = 0.50")
 
 
+def test_the_two_line_caption_is_the_heading_then_the_detail() -> None:
+    state = {"heading": "tile 1 of 9", "detail": "first key block"}
+    assert heading_and_detail(state) == "tile 1 of 9\nfirst key block"
+
+
 def test_caption_must_be_a_function() -> None:
     controls = {"slope": widgets.FloatSlider(description="slope")}
     with pytest.raises(TypeError, match="caption must be a function or None; got str"):
@@ -339,6 +345,33 @@ def test_present_mode_enlarges_the_controls_through_one_css_class(present_lab) -
     styles = [c.value for c in lab.children if isinstance(c, widgets.HTML) and "<style>" in c.value]
     assert len(styles) == 1 and f"{present.PRESENT_FONT_PX}px" in styles[0]
     assert "attnlib-present" not in example_lab()._dom_classes
+
+
+def test_a_present_lab_is_as_tall_as_its_title_rows_caption_lines_and_picture() -> None:
+    controls = [widgets.IntSlider(description="n"), widgets.Checkbox(description="on")]
+    height = present.present_height_px((10, 4), controls, "one<br>two", True, (1920, 1080))
+    rows = 2 * (present.ROW_HEIGHT_PX[widgets.IntSlider] + present.ROW_MARGIN_PX)
+    assert height["controls"] == rows and height["caption"] == 2 * present.CAPTION_LINE_PX
+    assert height["picture"] == present.PRESENT_WIDTH_PX * 4 / 10  # shown 1:1 on full HD
+    assert height["total"] == rows + 2 * present.CAPTION_LINE_PX + present.TITLE_PX + (
+        present.LAB_MARGINS_PX + height["picture"]
+    )
+
+
+def test_a_present_lab_too_tall_for_the_screen_shrinks_its_picture_to_the_room_left() -> None:
+    height = present.present_height_px((10, 6), [], "", False, (1280, 720))
+    page = 1280 - present.PAGE_MARGIN_PX
+    assert height["picture_width"] == page and height["picture"] == page * 0.6
+    room = 720 - present.LAB_MARGINS_PX
+    assert height["shown_width"] == pytest.approx(room / 0.6)
+
+
+def test_a_caption_line_wider_than_the_page_counts_as_the_lines_it_wraps_to() -> None:
+    line = "the lab's caption " * 12
+    lines = math.ceil(present.caption_width_px(line) / (1280 - present.PAGE_MARGIN_PX))
+    assert lines >= 2
+    height = present.present_height_px((10, 3), [], line, False, (1280, 720))
+    assert height["caption"] == lines * present.CAPTION_LINE_PX
 
 
 @pytest.mark.parametrize("name", [n for n in attnlib.labs.__all__ if n.endswith("_lab")])

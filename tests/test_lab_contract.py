@@ -3,21 +3,34 @@
 A lab added to ``attnlib.labs.__all__`` is checked here with nothing more to write: its text is
 large enough and no text covers another, a partial redraw gives the pixels of a full one over
 states its controls reach, a frame drawn ahead is the frame the lab draws when moved there, an
-error is shown in the lab (not raised into the notebook), and the lab bench has its card.
+error is shown in the lab (not raised into the notebook), the lab fits a projector's screen in
+present mode, and the lab bench has its card.
+
+Drawing is what costs, so each lab at each size is driven once (:func:`contract_run`) and each
+state's drawing serves every check: the frame its move drew is compared with a full redraw of
+the same state, and that full redraw's texts are the ones measured for size and overlap.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 import pytest
 from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 from lab_factories import LAB_NAMES, make_lab, record_frames
 
-from attnlib.labs.present import PRESENT_MIN_TEXT_PX
+from attnlib.labs.present import (
+    PRESENT_MIN_SHOWN_PX,
+    PRESENT_MIN_TEXT_PX,
+    PRESENT_SCREENS,
+    PRESENT_WIDTH_PX,
+    present_height_px,
+)
 from attnlib.labs.states import reachable
 
 SIZES = {"notebook": False, "present": True}
@@ -34,10 +47,72 @@ def lab_cell_index(name: str) -> int | None:
     return None
 
 
-@pytest.fixture(scope="module", params=[(n, s) for n in LAB_NAMES for s in SIZES], ids="-".join)
-def lab(request):
-    name, size = request.param
-    return make_lab(name, present=SIZES[size])
+class Seen(NamedTuple):
+    """What one state of a lab showed: the move that led there and each measure of its frame."""
+
+    move: tuple[str, object]
+    error: BaseException | None
+    smallest_text_px: float
+    text_faults: list[str]
+    partial: bytes | None  # the frame the move drew (None: the state raised)
+    full: bytes  # the same state redrawn in full
+
+
+class Arrival(NamedTuple):
+    """A frame drawn ahead, and what the lab showed when moved to its state."""
+
+    keys: tuple[str, ...]
+    move: tuple[str, object]
+    key_there: str
+    frame_there: object
+    drawn_ahead: object
+
+
+class Run(NamedTuple):
+    lab: object
+    seen: list[Seen]
+    frames_ahead: int
+    arrivals: list[Arrival]
+
+
+@functools.cache
+def contract_run(name: str, size: str) -> Run:
+    """One pass over a new lab that every contract test reads: each sampled state drawn once
+    (its frame, then a full redraw whose texts are measured), then every frame drawn ahead and
+    a sample of them arrived at. Cached, so that the tests share it in any order."""
+    lab = make_lab(name, present=SIZES[size])
+    seen = []
+    for move in visit(lab, sampled_moves(lab)):
+        error, smallest = lab.last_error, lab.smallest_text_px()
+        partial = lab.current_frame().picture if error is None else None
+        redrawn: list[bytes] = []
+        faults = text_faults(lab, draw=functools.partial(redraw_in_full, lab, redrawn))
+        seen.append(Seen(move, error, smallest, faults, partial, redrawn[0]))
+    sent = record_frames(lab)
+    lab.store.greeted = False  # from here on the lab shows its frames itself, to compare
+    here = json.loads(lab.state_key())
+    arrivals = []
+    for keys in list(sent)[1::5][:6]:  # a sample over every control drawn ahead
+        (moved,) = [i for i, (a, b) in enumerate(zip(here, json.loads(keys[0]))) if a != b]
+        control_name, control = list(lab.controls.items())[moved]
+        (value,) = [v for place, v in reachable(control) if place == json.loads(keys[0])[moved]]
+        for move in visit(lab, [(control_name, value)]):
+            arrivals.append(Arrival(keys, move, lab.state_key(), lab.current_frame(), sent[keys]))
+    return Run(lab, seen, len(sent), arrivals)
+
+
+def redraw_in_full(lab, pictures: list[bytes]) -> None:
+    pictures.append(lab.live.render(full=True))
+
+
+@pytest.fixture(params=[(n, s) for n in LAB_NAMES for s in SIZES], ids="-".join)
+def run(request) -> Run:
+    return contract_run(*request.param)
+
+
+@pytest.fixture
+def lab(run):
+    return run.lab
 
 
 def sampled_moves(lab) -> list[tuple[str, object]]:
@@ -61,32 +136,25 @@ def visit(lab, moves):
         lab.controls[name].value = value
 
 
-def test_every_text_is_above_the_floor_and_none_covers_another(lab) -> None:
-    floor = PRESENT_MIN_TEXT_PX if lab.present else NOTEBOOK_MIN_TEXT_PX
-    for name, value in visit(lab, sampled_moves(lab)):
-        assert lab.smallest_text_px() >= floor - 1e-9, (name, value)
-        assert text_faults(lab) == [], (name, value)
+def test_every_text_is_above_the_floor_and_none_covers_another(run) -> None:
+    floor = PRESENT_MIN_TEXT_PX if run.lab.present else NOTEBOOK_MIN_TEXT_PX
+    assert run.seen
+    for seen in run.seen:
+        assert seen.smallest_text_px >= floor - 1e-9, seen.move
+        assert seen.text_faults == [], seen.move
 
 
-def test_a_partial_redraw_gives_the_pixels_of_a_full_redraw(lab) -> None:
-    for name, value in visit(lab, sampled_moves(lab)):
-        assert lab.last_error is None, (name, value, lab.last_error)
-        partial = lab.current_frame().picture
-        assert lab.live.render(full=True) == partial, f"{name}={value!r}"
+def test_a_partial_redraw_gives_the_pixels_of_a_full_redraw(run) -> None:
+    for seen in run.seen:
+        assert seen.error is None, (*seen.move, seen.error)
+        assert seen.full == seen.partial, "{}={!r}".format(*seen.move)
 
 
-def test_a_frame_drawn_ahead_is_the_frame_drawn_on_arrival(lab) -> None:
-    sent = record_frames(lab)
-    assert len(sent) > 1
-    lab.store.greeted = False  # from here on the lab shows its frames itself, to compare
-    here = json.loads(lab.state_key())
-    for keys in list(sent)[1::5][:6]:  # a sample over every control drawn ahead
-        (moved,) = [i for i, (a, b) in enumerate(zip(here, json.loads(keys[0]))) if a != b]
-        name, control = list(lab.controls.items())[moved]
-        (value,) = [v for place, v in reachable(control) if place == json.loads(keys[0])[moved]]
-        for _ in visit(lab, [(name, value)]):
-            assert lab.state_key() == keys[-1], f"where moving {name} led"
-            assert lab.current_frame() == sent[keys], f"the frame of {keys}"
+def test_a_frame_drawn_ahead_is_the_frame_drawn_on_arrival(run) -> None:
+    assert run.frames_ahead > 1
+    for arrival in run.arrivals:
+        assert arrival.key_there == arrival.keys[-1], f"where moving {arrival.move[0]} led"
+        assert arrival.frame_there == arrival.drawn_ahead, f"the frame of {arrival.keys}"
 
 
 def test_an_error_is_shown_in_the_lab_as_one_sentence_not_raised(lab, monkeypatch) -> None:
@@ -102,6 +170,25 @@ def test_an_error_is_shown_in_the_lab_as_one_sentence_not_raised(lab, monkeypatc
     monkeypatch.undo()
     lab.controls[name].value = before
     assert lab.last_error is None and lab.errors.value == ""
+
+
+def test_in_present_mode_the_lab_fits_a_projector_and_a_full_hd_screen(lab) -> None:
+    """Title, controls, caption and picture together, in the state the lab starts in (the
+    bench's), added up from the figure's size and the heights the page gives each part
+    (present.present_height_px; the browser test measures the real ones): on full HD the
+    picture is shown 1:1; on a 1280 x 720 projector it may shrink to fit, but not below
+    PRESENT_MIN_SHOWN_PX (where its text is as large on the wall as on full HD). A caption that
+    wraps later shrinks the picture in the page (present.PRESENT_CSS)."""
+    if not lab.present:
+        pytest.skip("a notebook-size lab scrolls with its notebook; the screens are present mode's")
+    figsize = lab.live.figure.get_size_inches()
+    title = any("attnlib-title" in child._dom_classes for child in lab.children)
+    for screen in PRESENT_SCREENS:
+        height = present_height_px(figsize, lab.controls.values(), lab.caption.value, title, screen)
+        where = f"{screen[0]} x {screen[1]}: {height}"
+        assert height["shown_width"] >= PRESENT_MIN_SHOWN_PX, where
+        if height["picture_width"] == PRESENT_WIDTH_PX:  # a screen wide enough for 1:1
+            assert height["total"] <= screen[1], where
 
 
 @pytest.mark.parametrize("name", LAB_NAMES)

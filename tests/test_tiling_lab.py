@@ -11,7 +11,6 @@ from matplotlib.colors import to_rgba
 from attnlib import causal_mask, scaled_dot_product_attention
 from attnlib.labs.tiling import (
     BLOCK_SIZES,
-    tiling_caption,
     tiling_example,
     tiling_lab,
     tiling_schedule,
@@ -177,11 +176,6 @@ def test_row_max_and_row_l_are_the_plain_softmax_max_and_normaliser() -> None:
     np.testing.assert_allclose(
         state["row_l"], np.exp(scores - scores.max(axis=-1, keepdims=True)).sum(axis=-1)
     )
-
-
-def test_caption_is_the_heading_and_the_detail() -> None:
-    state = {"heading": "tile 1 of 9", "detail": "first key block"}
-    assert tiling_caption(state) == "tile 1 of 9\nfirst key block"
 
 
 def test_example_is_seeded_and_shaped_for_the_lab() -> None:

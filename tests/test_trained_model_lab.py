@@ -10,12 +10,15 @@ import ipywidgets as widgets
 import numpy as np
 import pytest
 
+from attnlib.labs.lab import Lab
 from attnlib.labs.trained_attention import (
     LABEL_CHARS,
     MAX_TOKENS,
+    SUGGESTED_SENTENCES,
     AttentionCache,
     trained_attention_lab,
 )
+from attnlib.pretrained import ModelNotAvailableError
 from attnlib.softmax import softmax
 
 SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -198,7 +201,7 @@ def test_a_layer_out_of_range_raises_naming_the_range(model) -> None:
 
 def test_a_token_position_out_of_range_raises(model) -> None:
     with pytest.raises(ValueError, match=r"token must be a position in \[0, 3\]"):
-        trained_attention_lab(model, "a b", token=4)
+        trained_attention_lab(model, "a b", layer=0, token=4)
 
 
 def test_a_sentence_that_is_not_a_string_raises(model) -> None:
@@ -234,10 +237,52 @@ def test_a_token_too_long_for_a_label_is_cut_there_and_named_whole_on_the_slider
 # --- with the real model ------------------------------------------------------------------------
 
 
-def test_by_default_the_lab_loads_the_real_model_and_draws_its_weights() -> None:
-    lab = trained_attention_lab(layer=3, head=5)
+@pytest.fixture(scope="module")
+def real_lab():
+    return trained_attention_lab()
+
+
+def test_by_default_the_lab_loads_the_real_model_and_draws_its_weights(real_lab) -> None:
+    lab = real_lab
     tokens, weights = lab.cache.model.attention(SENTENCE)
     assert type(lab.cache.model).__name__ == "MiniLM"
     assert lab.state["tokens"] == tuple(tokens) and tokens[lab.state["token"]] == "it"
-    np.testing.assert_array_equal(lab.state["weights"], weights[3, 5])
+    layer, head = lab.state["layer"], lab.state["head"]
+    np.testing.assert_array_equal(lab.state["weights"], weights[layer, head])
     assert lab.last_error is None
+
+
+def test_the_lab_starts_on_a_head_whose_choice_of_noun_flips_with_the_referent(real_lab) -> None:
+    """Notebook 13's clear flip: in each sentence the two nouns get >= 5% of it's weight together
+    and the referent >= 2 points more than the other noun (animal if tired, street if wide)."""
+    model, layer, head = real_lab.cache.model, real_lab.state["layer"], real_lab.state["head"]
+    assert (layer, head) == (4, 0)
+    for sentence, referent, other in (
+        (SUGGESTED_SENTENCES[0], "animal", "street"),
+        (SUGGESTED_SENTENCES[1], "street", "animal"),
+    ):
+        tokens, weights = model.attention(sentence)
+        row = weights[layer, head, tokens.index("it")]
+        a, b = row[tokens.index(referent)], row[tokens.index(other)]
+        assert a + b >= 0.05 and a - b >= 0.02, (sentence, a, b)
+
+
+def test_every_suggested_sentence_fits_the_lab_and_has_the_query_it(real_lab) -> None:
+    for sentence in SUGGESTED_SENTENCES:
+        tokens, _ = real_lab.cache(sentence)  # raises for a sentence too long to draw
+        assert "it" in tokens, sentence
+
+
+def test_without_the_model_the_lab_shows_what_is_missing_in_its_place(monkeypatch) -> None:
+    import attnlib.pretrained
+
+    lines = "The all-MiniLM-L6-v2 model is not on this computer yet (no network).\nFetch it once"
+
+    def no_model(*args, **kwargs):
+        raise ModelNotAvailableError(lines)
+
+    monkeypatch.setattr(attnlib.pretrained, "load_minilm", no_model)
+    shown = trained_attention_lab(present=True)  # raises nothing
+    assert isinstance(shown, widgets.HTML) and not isinstance(shown, Lab)
+    assert "is not on this computer yet (no network).\nFetch it once" in shown.value
+    assert "Traceback" not in shown.value and "run this cell again" in shown.value

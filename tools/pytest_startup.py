@@ -15,6 +15,11 @@ It keeps the suite fast on a small machine, and changes nothing that a test chec
   fight: a small product took 67 ms instead of 13 ms on a loaded 2-core machine. One BLAS thread
   per process is set here, before anything imports numpy; the kernels inherit it. A value
   already set in the environment wins.
+
+It also makes every kernel the suite starts (nbval's, and the browser tests' servers') run
+``tools/kernel_startup.py`` first, which checks each figure's text size as the figure is drawn
+(:mod:`tools.figure_text`): nbval's run of a notebook fails on a figure whose text is too small.
+This one replaces a ``PYTHONSTARTUP`` already set, which could change what a notebook prints.
 """
 
 from __future__ import annotations
@@ -22,8 +27,11 @@ from __future__ import annotations
 import os
 import sys
 
+from tools.figure_text import KERNEL_STARTUP
+
 # An entry of None makes `import` raise ImportError; jsonschema then leaves out those formats.
 for _format_checker in ("rfc3987_syntax", "isoduration", "rfc3986_validator"):
     sys.modules.setdefault(_format_checker, None)
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
+os.environ["PYTHONSTARTUP"] = str(KERNEL_STARTUP)

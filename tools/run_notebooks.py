@@ -15,6 +15,10 @@ dispatches to at run time turned off, ``NPY_DISABLE_CPU_FEATURES``) and OpenBLAS
 machine's own configuration (AVX2 or AVX-512, the fastest kernels). The two differ as two machines
 do (tests/test_numeric_configurations.py checks that they give different last bits here), so a
 notebook whose stored outputs pass nbval is shown to print the same under both.
+
+Each stored kernel also runs ``tools/kernel_startup.py`` first (``PYTHONSTARTUP``): it refuses a
+figure whose text is too small at a laptop's width and stores each figure's smallest text size in
+the PNG's output metadata (:mod:`tools.figure_text`; tests/test_figure_text.py reads it).
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
 import nbformat
 from jupytext.cli import jupytext as jupytext_cli
 from nbclient import NotebookClient
+
+if __package__:  # imported as tools.run_notebooks
+    from .figure_text import KERNEL_STARTUP
+else:  # run as a script: tools/ is on sys.path
+    from figure_text import KERNEL_STARTUP
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -47,6 +56,7 @@ def reference_environment() -> dict[str, str]:
     from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
 
     env = dict(os.environ)
+    env["PYTHONSTARTUP"] = str(KERNEL_STARTUP)
     env["NPY_DISABLE_CPU_FEATURES"] = " ".join(f for f in __cpu_dispatch__ if __cpu_features__[f])
     if platform.machine().lower() in ("x86_64", "amd64"):
         env["OPENBLAS_CORETYPE"] = "Prescott"

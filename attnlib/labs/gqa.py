@@ -10,10 +10,9 @@ moves, its options are recomputed (keeping the current value when it still divid
 largest divisor below it), within the same update, so the picture is drawn once per move.
 
 The numbers come from :func:`gqa_numbers`, a plain function; :func:`update_gqa_view` puts them
-on the figure's artists in place, and :func:`gqa_caption` writes the two lines of text above the
-picture (text in the page, not in the picture, so that no glyph is rendered per frame). All run
-without a browser, which is how the tests drive the
-lab. The live figure is the shared machinery of :mod:`attnlib.labs.lab`.
+on the figure's artists in place, with the two lines of text above the picture (``heading`` and
+``detail``: text in the page, not in the picture, so that no glyph is rendered per frame). Both
+run without a browser, which is how the tests drive the lab.
 """
 
 from __future__ import annotations
@@ -31,8 +30,7 @@ from .._validation import check_int
 from ..heads import attention_kind, kv_head_index
 from ..kv_cache import kv_cache_bytes
 from ..pictures.head_sharing import group_colors, sharing_layout
-from .controls import slider_style
-from .lab import Lab
+from .lab import Lab, heading_and_detail
 from .text_labels import TextLabels
 
 __all__ = [
@@ -41,7 +39,6 @@ __all__ = [
     "TOKEN_COUNTS",
     "divisors",
     "format_bytes",
-    "gqa_caption",
     "gqa_lab",
     "gqa_numbers",
     "update_gqa_view",
@@ -230,11 +227,6 @@ def update_gqa_view(
     return {**state, "heading": heading, "detail": detail}
 
 
-def gqa_caption(state: dict[str, Any]) -> str:
-    """The two lines above the lab's picture: what shares what, and the cache's arithmetic."""
-    return f"{state['heading']}\n{state['detail']}"
-
-
 def sync_kv_options(controls: dict) -> None:
     """The lab's ``sync_controls``: offer only the K/V head counts that divide the query heads.
 
@@ -280,28 +272,21 @@ def gqa_lab(
     if n_tokens not in TOKEN_COUNTS:
         raise ValueError(f"n_tokens must be one of {TOKEN_COUNTS}; got n_tokens={n_tokens}")
 
-    wide = widgets.Layout(width="380px")
     controls = {
         "n_heads": widgets.SelectionSlider(
             options=HEAD_COUNTS,
             value=n_heads,
             description="query heads (n_heads)",
-            style=slider_style(),
-            layout=wide,
         ),
         "n_kv_heads": widgets.SelectionSlider(
             options=divisors(n_heads),
             value=n_kv_heads,
             description="K/V heads (n_kv_heads)",
-            style=slider_style(),
-            layout=wide,
         ),
         "n_tokens": widgets.SelectionSlider(
             options=[(f"{n:,}", n) for n in TOKEN_COUNTS],
             value=n_tokens,
             description="context length (tokens)",
-            style=slider_style(),
-            layout=wide,
         ),
     }
     return Lab(
@@ -311,7 +296,7 @@ def gqa_lab(
         figsize=(10.5, 3.7),
         dpi=80,
         title="Grouped-query lab: which heads share K and V, and what the KV cache costs",
-        caption=gqa_caption,
+        caption=heading_and_detail,
         present=present,
         sync_controls=sync_kv_options,
     )

@@ -15,6 +15,7 @@ the lab without a browser.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
@@ -24,7 +25,6 @@ from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation
 
 from .._validation import check_int
 from ..retrieval import retrieval_problem, train_retrieval
-from .controls import slider_style
 from .lab import Lab
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "gradient_lab",
     "gradient_state",
     "training_runs",
+    "update_gradient_view",
 ]
 
 #: The d_k slider's positions.
@@ -155,78 +156,75 @@ def _grad_tick(value: float, position: int | None) -> str:
     return _LOG_TICK(value, position)
 
 
-def _make_view(runs: dict, n_steps: int):
+def _make_view(fig: Figure, *, runs: dict, n_steps: int):
+    """Build the three panels once; return the view and the artists an update changes."""
     n = next(iter(runs.values()))["weights"].shape[-1]
     loss_max = max(float(run["loss"].max()) for run in runs.values())
     grad_max = max(float(run["score_grad_median"].max()) for run in runs.values())
     room = 10**_LOG_MARGIN_DECADES
-
-    def make_view(fig: Figure):
-        ax_loss, ax_grad, ax_w = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.15, 1.15, 0.8]})
-        fig.subplots_adjust(left=0.055, right=0.985, bottom=0.16, top=0.9, wspace=0.3)
-        steps = np.arange(n_steps + 1)
-        lines = {}
-        for ax, key, title in (
-            (ax_loss, "loss", "loss"),
-            (ax_grad, "grad", "gradient reaching the scores (median query)"),
-        ):
-            ax.set_xlim(-_MARGIN * n_steps, (1 + _MARGIN) * n_steps)
-            ax.set_xlabel("training step")
-            ax.set_title(title, fontsize=10)
-            (scaled_line,) = ax.plot(steps, np.ones(n_steps + 1), color="tab:blue", label="scaled")
-            (raw_line,) = ax.plot(
-                steps, np.ones(n_steps + 1), "--", color="tab:orange", label="unscaled"
-            )
-            (marker,) = ax.plot([0], [1], "o", ms=9, mfc="none", mec="black", mew=1.5)
-            cursor = ax.axvline(0, color="0.5", lw=0.8)
-            lines[key] = (scaled_line, raw_line, marker, cursor)
-        ax_loss.set_ylim(-_MARGIN * loss_max, (1 + _MARGIN) * loss_max)
-        ax_grad.set_yscale("log")
-        ax_grad.set_ylim(_GRAD_FLOOR / room, grad_max * room)
-        # the floor's tick says that smaller norms are drawn there
-        ax_grad.yaxis.set_major_formatter(FuncFormatter(_grad_tick))
-        ax_loss.legend(loc="center right", fontsize=9, frameon=False)
-
-        # A mesh of n x n cells draws much faster than imshow, which resamples every frame.
-        edges = np.arange(n + 1) - 0.5
-        image = ax_w.pcolormesh(
-            edges, edges, np.zeros((n, n)), cmap="Blues", vmin=0, vmax=1, antialiased=False
+    ax_loss, ax_grad, ax_w = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.15, 1.15, 0.8]})
+    fig.subplots_adjust(left=0.055, right=0.985, bottom=0.16, top=0.9, wspace=0.3)
+    steps = np.arange(n_steps + 1)
+    lines = {}
+    for ax, key, title in (
+        (ax_loss, "loss", "loss"),
+        (ax_grad, "grad", "gradient reaching the scores (median query)"),
+    ):
+        ax.set_xlim(-_MARGIN * n_steps, (1 + _MARGIN) * n_steps)
+        ax.set_xlabel("training step")
+        ax.set_title(title, fontsize=10)
+        (scaled_line,) = ax.plot(steps, np.ones(n_steps + 1), color="tab:blue", label="scaled")
+        (raw_line,) = ax.plot(
+            steps, np.ones(n_steps + 1), "--", color="tab:orange", label="unscaled"
         )
-        ax_w.set_xlim(-0.5, n - 0.5)
-        ax_w.set_ylim(n - 0.5, -0.5)  # query 0 at the top, as in a matrix
-        ax_w.set_aspect("equal")
-        # the key each query should find; animated so that it is drawn over the weights
-        (targets,) = ax_w.plot(range(n), range(n), "s", ms=5, mfc="none", mec="tab:red", mew=0.8)
-        ax_w.set_xticks([0, n - 1])
-        ax_w.set_yticks([0, n - 1])
-        ax_w.set_xlabel("key")
-        ax_w.set_ylabel("query")
-        ax_w.set_title("weights at this step", fontsize=10)
-        view = {"lines": lines, "image": image}
-        # The curves change only with d_k: they stay in the background (one per d_k, see
-        # static_key in gradient_lab); a step redraws the weights, the markers and the cursors.
-        animated = [image, targets, *(a for group in lines.values() for a in group[2:])]
-        return view, animated
+        (marker,) = ax.plot([0], [1], "o", ms=9, mfc="none", mec="black", mew=1.5)
+        cursor = ax.axvline(0, color="0.5", lw=0.8)
+        lines[key] = (scaled_line, raw_line, marker, cursor)
+    ax_loss.set_ylim(-_MARGIN * loss_max, (1 + _MARGIN) * loss_max)
+    ax_grad.set_yscale("log")
+    ax_grad.set_ylim(_GRAD_FLOOR / room, grad_max * room)
+    # the floor's tick says that smaller norms are drawn there
+    ax_grad.yaxis.set_major_formatter(FuncFormatter(_grad_tick))
+    ax_loss.legend(loc="center right", fontsize=9, frameon=False)
 
-    return make_view
+    # A mesh of n x n cells draws much faster than imshow, which resamples every frame.
+    edges = np.arange(n + 1) - 0.5
+    image = ax_w.pcolormesh(
+        edges, edges, np.zeros((n, n)), cmap="Blues", vmin=0, vmax=1, antialiased=False
+    )
+    ax_w.set_xlim(-0.5, n - 0.5)
+    ax_w.set_ylim(n - 0.5, -0.5)  # query 0 at the top, as in a matrix
+    ax_w.set_aspect("equal")
+    # the key each query should find; animated so that it is drawn over the weights
+    (targets,) = ax_w.plot(range(n), range(n), "s", ms=5, mfc="none", mec="tab:red", mew=0.8)
+    ax_w.set_xticks([0, n - 1])
+    ax_w.set_yticks([0, n - 1])
+    ax_w.set_xlabel("key")
+    ax_w.set_ylabel("query")
+    ax_w.set_title("weights at this step", fontsize=10)
+    view = {"lines": lines, "image": image}
+    # The curves change only with d_k: they stay in the background (one per d_k, see
+    # static_key in gradient_lab); a step redraws the weights, the markers and the cursors.
+    animated = [image, targets, *(a for group in lines.values() for a in group[2:])]
+    return view, animated
 
 
-def _update_view(runs: dict):
-    def update_view(view: dict, *, d_k: int, scaled: bool, step: int) -> dict[str, Any]:
-        state = gradient_state(runs, d_k, scaled, step)
-        curves = state["curves"]
-        for key in ("loss", "grad"):
-            scaled_line, raw_line, marker, cursor = view["lines"][key]
-            low = _GRAD_FLOOR if key == "grad" else -np.inf
-            scaled_line.set_ydata(np.maximum(curves[f"{key}_scaled"], low))
-            raw_line.set_ydata(np.maximum(curves[f"{key}_unscaled"], low))
-            marker.set_data([step], [max(state[key], low)])
-            marker.set_markeredgecolor("tab:blue" if scaled else "tab:orange")
-            cursor.set_xdata([step, step])
-        view["image"].set_array(state["weights"].ravel())
-        return state
-
-    return update_view
+def update_gradient_view(
+    view: dict, *, runs: dict, d_k: int, scaled: bool, step: int
+) -> dict[str, Any]:
+    """Put :func:`gradient_state` of these control values on the view's artists; return it."""
+    state = gradient_state(runs, d_k, scaled, step)
+    curves = state["curves"]
+    for key in ("loss", "grad"):
+        scaled_line, raw_line, marker, cursor = view["lines"][key]
+        low = _GRAD_FLOOR if key == "grad" else -np.inf
+        scaled_line.set_ydata(np.maximum(curves[f"{key}_scaled"], low))
+        raw_line.set_ydata(np.maximum(curves[f"{key}_unscaled"], low))
+        marker.set_data([step], [max(state[key], low)])
+        marker.set_markeredgecolor("tab:blue" if scaled else "tab:orange")
+        cursor.set_xdata([step, step])
+    view["image"].set_array(state["weights"].ravel())
+    return state
 
 
 def gradient_caption(state: dict[str, Any]) -> str:
@@ -272,24 +270,18 @@ def gradient_lab(
         raise ValueError(f"step must be in [0, {LAB_STEPS}]; got step={step}")
     runs = training_runs(seed=seed)
     controls = {
-        "d_k": widgets.SelectionSlider(
-            options=D_K_OPTIONS, value=d_k, description="d_k", style=slider_style()
-        ),
-        "scaled": widgets.Checkbox(
-            value=bool(scaled), description="divide scores by √d_k", style=slider_style()
-        ),
-        "step": widgets.IntSlider(
-            value=step, min=0, max=LAB_STEPS, description="training step", style=slider_style()
-        ),
+        "d_k": widgets.SelectionSlider(options=D_K_OPTIONS, value=d_k, description="d_k"),
+        "scaled": widgets.Checkbox(value=bool(scaled), description="divide scores by √d_k"),
+        "step": widgets.IntSlider(value=step, min=0, max=LAB_STEPS, description="training step"),
     }
     return Lab(
         controls,
-        _make_view(runs, LAB_STEPS),
-        _update_view(runs),
+        partial(_make_view, runs=runs, n_steps=LAB_STEPS),
+        partial(update_gradient_view, runs=runs),
         figsize=(10.5, 3.0),
         dpi=80,
+        title=f"Training a retrieval head (step size {LAB_LR}): scrub through the runs",
         caption=gradient_caption,
         static_key=lambda *, d_k, scaled, step: d_k,
-        title=f"Training a retrieval head (step size {LAB_LR}): scrub through the runs",
         present=present,
     )

@@ -73,7 +73,12 @@ from .frames import Frame, FrameStore
 from .present import PRESENT_CSS, PRESENT_WIDTH_PX, raise_small_text, smallest_text_px
 from .states import detached_copy, position, reachable, state_key
 
-__all__ = ["Lab"]
+__all__ = ["Lab", "heading_and_detail"]
+
+
+def heading_and_detail(state: Mapping[str, Any]) -> str:
+    """A lab's caption of two lines, for a state that names them ``heading`` and ``detail``."""
+    return f"{state['heading']}\n{state['detail']}"
 
 
 class Lab(widgets.VBox):
@@ -171,6 +176,8 @@ class Lab(widgets.VBox):
         self.errors = widgets.HTML()
         self.errors.add_class("attnlib-error")
         header = [widgets.HTML(f"<b>{title}</b>")] if title else []
+        for part in header:
+            part.add_class("attnlib-title")
         if self.present:
             header.insert(0, widgets.HTML(PRESENT_CSS, layout=widgets.Layout(display="none")))
             self.add_class("attnlib-present")

@@ -16,18 +16,19 @@ run without a browser. The only coupling to the lab machinery is the ``Lab(...)`
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.artist import Artist
-from matplotlib.cm import ScalarMappable
-from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._validation import check_int
+from ..pictures.cell_mesh import cell_mesh, set_cell_colours, weight_colorbar
+from ..pictures.heatmap import token_ticks
 from ..positions import SCHEMES, alibi_slopes, positioned_scores, relative_scores
 from ..softmax import softmax
 from .lab import Lab
@@ -150,8 +151,8 @@ def _curve_limits(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray) -> tuple[floa
 
 def _make_view(figure: Figure, limits: tuple[float, float]) -> tuple[dict[str, Any], list[Artist]]:
     T = len(SENTENCE)
-    ax_curve = figure.add_axes((0.08, 0.16, 0.45, 0.7))
-    ax_map = figure.add_axes((0.66, 0.1, 0.26, 0.66))
+    ax_curve = figure.add_axes((0.08, 0.169, 0.45, 0.682))
+    ax_map = figure.add_axes((0.66, 0.106, 0.26, 0.64))
 
     ax_curve.set_xlim(OFFSETS[0] - 0.5, OFFSETS[-1] + 0.5)
     ax_curve.set_ylim(*limits)
@@ -165,24 +166,14 @@ def _make_view(figure: Figure, limits: tuple[float, float]) -> tuple[dict[str, A
     (marker,) = ax_curve.plot([0], [0], "o", ms=10, color="crimson")
     marked = ax_curve.axvline(0, color="crimson", lw=1, ls="--")
 
-    edges = np.arange(T + 1) - 0.5
-    image = ax_map.pcolormesh(
-        edges, edges, np.zeros((T, T)), edgecolors="none", antialiased=False, snap=True
-    )
-    image.set_array(None)  # colours come from set_facecolor
-    ax_map.set_xlim(-0.5, T - 0.5)
-    ax_map.set_ylim(T - 0.5, -0.5)
-    ax_map.set_xticks(range(T), SENTENCE, fontsize=10, rotation=40, ha="left",
-                      rotation_mode="anchor")  # fmt: skip
-    ax_map.set_yticks(range(T), SENTENCE, fontsize=10)
+    image = cell_mesh(ax_map, T)
+    token_ticks(ax_map, SENTENCE, rotation=40)
     ax_map.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
     ax_map.set_xlabel("attention pattern of the sentence", fontsize=10)
     ax_map.add_patch(
         Rectangle((KEY - 0.5, QUERY - 0.5), 1, 1, fill=False, edgecolor="crimson", linewidth=2.5)
     )
-    colorbar = figure.colorbar(
-        ScalarMappable(Normalize(0, 1), _CMAP), ax=ax_map, fraction=0.08, pad=0.03
-    )
+    colorbar = weight_colorbar(figure, ax_map, _CMAP, fraction=0.08, pad=0.03)
     colorbar.ax.tick_params(labelsize=10)
     view = {"line": line, "marker": marker, "marked": marked, "image": image}
     return view, [line, marker, marked, image]
@@ -196,8 +187,7 @@ def update_positions_view(
     view["line"].set_ydata(state["curve"])
     view["marker"].set_data([state["offset"]], [state["score"]])
     view["marked"].set_xdata([state["offset"]] * 2)
-    T = len(SENTENCE)
-    view["image"].set_facecolor(_CMAP(state["weights"]).reshape(T * T, 4))
+    set_cell_colours(view["image"], _CMAP(state["weights"]))
     return state
 
 
@@ -275,14 +265,11 @@ def positions_lab(
     _sync(controls)
     limits = _curve_limits(X, W_Q, W_K)
 
-    def update_view(view: dict[str, Any], **values: Any) -> dict[str, Any]:
-        return update_positions_view(view, X, W_Q, W_K, **values)
-
     return Lab(
         controls,
-        lambda fig: _make_view(fig, limits),
-        update_view,
-        figsize=(10.0, 3.6),
+        partial(_make_view, limits=limits),
+        partial(update_positions_view, X=X, W_Q=W_Q, W_K=W_K),
+        figsize=(10.0, 3.4),
         dpi=72,
         title="Positions lab: how word order enters the score",
         caption=positions_caption,

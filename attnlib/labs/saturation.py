@@ -11,6 +11,7 @@ scale. The numbers of the current setting are a line of text above the picture (
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
@@ -23,7 +24,6 @@ from ..examples import SATURATION_D, saturation_data
 from ..pictures.colours import GROUP_COLOURS
 from ..saturation import entropy, softmax_jacobian_norm
 from ..softmax import softmax
-from .controls import slider_style
 from .lab import Lab
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "saturation_data",
     "saturation_lab",
     "saturation_state",
+    "update_saturation_view",
 ]
 
 #: Between the groups of the caption: two em spaces (a line may break there; HTML keeps them).
@@ -130,58 +131,50 @@ BAR_COLOURS = {
 LARGEST_HATCH = "//"
 
 
-def _make_view(n_tokens: int, jacobian_floor: float):
-    def make_view(fig: Figure):
-        ax_w, ax_h, ax_j = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.1, 1, 1]})
-        fig.subplots_adjust(left=0.06, right=0.975, bottom=0.17, top=0.88, wspace=0.32)
-        bars = ax_w.bar(
-            range(n_tokens), np.full(n_tokens, 1 / n_tokens), color=BAR_COLOURS["scaled"]
-        )
-        ax_w.set_ylim(0, 1.05)
-        ax_w.set_xticks(range(n_tokens))
-        ax_w.set_xlabel("key j")
-        ax_w.set_ylabel("weight $p_j$")
-        ax_w.set_title("softmax weights", fontsize=10)
+def _make_view(fig: Figure, *, n_tokens: int, jacobian_floor: float):
+    """Build the three panels once; return the view and the artists an update changes."""
+    ax_w, ax_h, ax_j = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.1, 1, 1]})
+    fig.subplots_adjust(left=0.06, right=0.975, bottom=0.17, top=0.88, wspace=0.32)
+    bars = ax_w.bar(range(n_tokens), np.full(n_tokens, 1 / n_tokens), color=BAR_COLOURS["scaled"])
+    ax_w.set_ylim(0, 1.05)
+    ax_w.set_xticks(range(n_tokens))
+    ax_w.set_xlabel("key j")
+    ax_w.set_ylabel("weight $p_j$")
+    ax_w.set_title("softmax weights", fontsize=10)
 
-        view: dict[str, Any] = {"bars": bars}
-        animated: list = [*bars]
-        panels = (
-            (ax_h, "entropy", "entropy $H$ (nats)"),
-            (ax_j, "jacobian", r"Jacobian norm $\|J\|_F$ (log scale)"),
-        )
-        for ax, key, title in panels:
-            ax.set_xscale("log", base=2)
-            ax.set_xlim(0.8, SATURATION_D * 1.25)
-            ax.set_xticks(D_K_OPTIONS[::2], [str(d) for d in D_K_OPTIONS[::2]])
-            ax.set_xlabel("$d_k$")
-            ax.set_title(title, fontsize=10)
-            (scaled_line,) = ax.plot(
-                [], [], "-o", ms=3, color=BAR_COLOURS["scaled"], label="scaled"
-            )
-            (raw_line,) = ax.plot(
-                [], [], "--o", ms=3, color=BAR_COLOURS["unscaled"], label="unscaled"
-            )
-            (marker,) = ax.plot([], [], "o", ms=10, mfc="none", mec="black", mew=1.5)
-            view[key] = (scaled_line, raw_line, marker)
-            # The curves change with the query only, but drawing two 11-point lines costs well
-            # under a millisecond: animated, a first visit to a query is a fast partial frame
-            # too (as static parts, each query's first frame was a full redraw, ~0.1-0.3 s).
-            animated.extend([scaled_line, raw_line, marker])
-        top = np.log(n_tokens)
-        ax_h.set_ylim(-0.03 * top * 1.1, top * 1.1)
-        ax_h.axhline(top, color="0.6", lw=0.8, ls=":")
-        # ||J||_F runs from ~0.4 down to 1e-10 and below: only a log axis tells 1e-3 from 1e-13.
-        # The top is a decade above the largest norm and the ticks every five decades from
-        # 10^0 down: no tick label sits on the panel's top edge, where it would reach into the
-        # title (and the curves' first points stay clear of the frame).
-        ax_j.set_yscale("log")
-        ax_j.set_ylim(jacobian_floor, 10.0)
-        ax_j.set_yticks(10.0 ** np.arange(0, np.log10(jacobian_floor), -5))
-        ax_j.minorticks_off()
-        ax_j.legend(loc="lower left", fontsize=9, frameon=False)
-        return view, animated
-
-    return make_view
+    view: dict[str, Any] = {"bars": bars}
+    animated: list = [*bars]
+    panels = (
+        (ax_h, "entropy", "entropy $H$ (nats)"),
+        (ax_j, "jacobian", r"Jacobian norm $\|J\|_F$ (log scale)"),
+    )
+    for ax, key, title in panels:
+        ax.set_xscale("log", base=2)
+        ax.set_xlim(0.8, SATURATION_D * 1.25)
+        ax.set_xticks(D_K_OPTIONS[::2], [str(d) for d in D_K_OPTIONS[::2]])
+        ax.set_xlabel("$d_k$")
+        ax.set_title(title, fontsize=10)
+        (scaled_line,) = ax.plot([], [], "-o", ms=3, color=BAR_COLOURS["scaled"], label="scaled")
+        (raw_line,) = ax.plot([], [], "--o", ms=3, color=BAR_COLOURS["unscaled"], label="unscaled")
+        (marker,) = ax.plot([], [], "o", ms=10, mfc="none", mec="black", mew=1.5)
+        view[key] = (scaled_line, raw_line, marker)
+        # The curves change with the query only, but drawing two 11-point lines costs well
+        # under a millisecond: animated, a first visit to a query is a fast partial frame
+        # too (as static parts, each query's first frame was a full redraw, ~0.1-0.3 s).
+        animated.extend([scaled_line, raw_line, marker])
+    top = np.log(n_tokens)
+    ax_h.set_ylim(-0.03 * top * 1.1, top * 1.1)
+    ax_h.axhline(top, color="0.6", lw=0.8, ls=":")
+    # ||J||_F runs from ~0.4 down to 1e-10 and below: only a log axis tells 1e-3 from 1e-13.
+    # The top is a decade above the largest norm and the ticks every five decades from
+    # 10^0 down: no tick label sits on the panel's top edge, where it would reach into the
+    # title (and the curves' first points stay clear of the frame).
+    ax_j.set_yscale("log")
+    ax_j.set_ylim(jacobian_floor, 10.0)
+    ax_j.set_yticks(10.0 ** np.arange(0, np.log10(jacobian_floor), -5))
+    ax_j.minorticks_off()
+    ax_j.legend(loc="lower left", fontsize=9, frameon=False)
+    return view, animated
 
 
 def saturation_caption(state: dict[str, Any]) -> str:
@@ -201,30 +194,31 @@ def saturation_caption(state: dict[str, Any]) -> str:
     return CAPTION_SEPARATOR.join(group.replace(" ", "\u00a0") for group in groups)
 
 
-def _update_view(queries: np.ndarray, keys: np.ndarray):
-    def update_view(view: dict, *, d_k: int, scaled: bool, query: int) -> dict[str, Any]:
-        state = saturation_state(queries, keys, d_k, scaled, query)
-        state.update(d_k=d_k, scaled=scaled, query=query)
-        top = int(np.argmax(state["weights"]))
-        for j, (bar, p) in enumerate(zip(view["bars"], state["weights"])):
-            bar.set_height(p)
-            largest = j == top
-            bar.set_facecolor(
-                BAR_COLOURS["largest" if largest else ("scaled" if scaled else "unscaled")]
-            )
-            bar.set_hatch(LARGEST_HATCH if largest else "")
-            bar.set_edgecolor("black" if largest else "none")
-        curves = state["curves"]
-        index = int(np.flatnonzero(curves["d_ks"] == d_k)[0]) if d_k in curves["d_ks"] else None
-        for key in ("entropy", "jacobian"):
-            scaled_line, raw_line, marker = view[key]
-            scaled_line.set_data(curves["d_ks"], curves[f"{key}_scaled"])
-            raw_line.set_data(curves["d_ks"], curves[f"{key}_raw"])
-            current = curves[f"{key}_{'scaled' if scaled else 'raw'}"]
-            marker.set_data([d_k], [current[index]] if index is not None else [np.nan])
-        return state
-
-    return update_view
+def update_saturation_view(
+    view: dict, *, queries: np.ndarray, keys: np.ndarray, d_k: int, scaled: bool, query: int
+) -> dict[str, Any]:
+    """Put :func:`saturation_state` of these control values on the view's artists; return it,
+    with the control values."""
+    state = saturation_state(queries, keys, d_k, scaled, query)
+    state.update(d_k=d_k, scaled=scaled, query=query)
+    top = int(np.argmax(state["weights"]))
+    for j, (bar, p) in enumerate(zip(view["bars"], state["weights"])):
+        bar.set_height(p)
+        largest = j == top
+        bar.set_facecolor(
+            BAR_COLOURS["largest" if largest else ("scaled" if scaled else "unscaled")]
+        )
+        bar.set_hatch(LARGEST_HATCH if largest else "")
+        bar.set_edgecolor("black" if largest else "none")
+    curves = state["curves"]
+    index = int(np.flatnonzero(curves["d_ks"] == d_k)[0]) if d_k in curves["d_ks"] else None
+    for key in ("entropy", "jacobian"):
+        scaled_line, raw_line, marker = view[key]
+        scaled_line.set_data(curves["d_ks"], curves[f"{key}_scaled"])
+        raw_line.set_data(curves["d_ks"], curves[f"{key}_raw"])
+        current = curves[f"{key}_{'scaled' if scaled else 'raw'}"]
+        marker.set_data([d_k], [current[index]] if index is not None else [np.nan])
+    return state
 
 
 def saturation_lab(
@@ -286,23 +280,21 @@ def saturation_lab(
             value=d_k,
             description="d_k",
             continuous_update=True,
-            style=slider_style(),
         ),
-        "scaled": widgets.Checkbox(
-            value=bool(scaled), description="divide scores by √d_k", style=slider_style()
-        ),
+        "scaled": widgets.Checkbox(value=bool(scaled), description="divide scores by √d_k"),
         "query": widgets.IntSlider(
             value=query,
             min=0,
             max=queries.shape[0] - 1,
             description="query token",
-            style=slider_style(),
         ),
     }
     return Lab(
         controls,
-        _make_view(queries.shape[0], _jacobian_floor(queries, keys)),
-        _update_view(queries, keys),
+        partial(
+            _make_view, n_tokens=queries.shape[0], jacobian_floor=_jacobian_floor(queries, keys)
+        ),
+        partial(update_saturation_view, queries=queries, keys=keys),
         figsize=(9.6, 2.8),
         dpi=80,
         title="Softmax saturation: drag d_k up, with and without the 1/√d_k scale",

@@ -15,6 +15,7 @@ Both run without a browser, which is how the tests drive the lab.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
@@ -32,13 +33,13 @@ from .._validation import check_int
 from ..attention import check_qkv, scaled_dot_product_attention
 from ..examples import tiling_example
 from ..masks import causal_mask
+from ..pictures.cell_mesh import cell_mesh, set_cell_colours
 from ..pictures.colours import GROUP_COLOURS
 from ..tiled import TileStep, tiled_attention_steps
-from .lab import Lab
+from .lab import Lab, heading_and_detail
 
 __all__ = [
     "BLOCK_SIZES",
-    "tiling_caption",
     "tiling_example",
     "tiling_lab",
     "state_at_step",
@@ -207,12 +208,7 @@ def _make_view(
         ax.tick_params(labelsize=_SMALL)
     ax_s.set_ylabel("query", fontsize=_SMALL, labelpad=2)
 
-    # One mesh of T x T cells coloured through set_facecolor: it draws much faster than imshow.
-    edges = np.arange(T + 1) - 0.5
-    image = ax_s.pcolormesh(
-        edges, edges, np.zeros((T, T)), edgecolors="none", antialiased=False, snap=True
-    )
-    image.set_array(None)
+    image = cell_mesh(ax_s, T)
     ax_s.set_xticks(range(0, T, 2))
     ax_s.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
     ax_s.set_title("key", fontsize=_SMALL, pad=16)
@@ -225,8 +221,6 @@ def _make_view(
     ax_s.add_collection(grid)
     box = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="black", linewidth=2.5)
     ax_s.add_patch(box)
-    ax_s.set_xlim(-0.5, T - 0.5)
-    ax_s.set_ylim(T - 0.5, -0.5)
     ax_s.set_aspect("equal")
 
     # Running maximum: every score seen so far (grey dots), m (bar), the row's true max (circle).
@@ -372,20 +366,20 @@ def _describe(state: dict[str, Any]) -> tuple[str, str]:
     return heading, detail
 
 
-def tiling_caption(state: dict[str, Any]) -> str:
-    """The lab's two lines of text above the picture: ``heading`` and ``detail`` of the state."""
-    return f"{state['heading']}\n{state['detail']}"
+def update_tiling_view(
+    view: dict[str, Any], *, schedules: dict, block_size: int, step: int, causal: bool
+) -> dict[str, Any]:
+    """Put :func:`state_at_step` of the schedule of ``block_size`` and ``causal`` on the view's
+    artists, in place.
 
-
-def update_tiling_view(view: dict[str, Any], schedule: dict[str, Any], step: int) -> dict[str, Any]:
-    """Put :func:`state_at_step` of ``schedule`` on the view's artists, in place.
+    ``schedules`` maps ``(block_size, causal)`` to a :func:`tiling_schedule`.
 
     Returns
     -------
     dict
         The state (see :func:`state_at_step`) plus ``heading`` and ``detail`` (the texts shown).
     """
-    state = state_at_step(schedule, step)
+    state = state_at_step(schedules[block_size, bool(causal)], step)
     current: TileStep = state["current"]
     scores, processed = state["scores"], state["processed"]
     rows = np.arange(current.rows.start, current.rows.stop)
@@ -394,7 +388,7 @@ def update_tiling_view(view: dict[str, Any], schedule: dict[str, Any], step: int
     rgba = _CMAP(view["norm"](np.where(np.isfinite(scores), scores, 0.0)))
     rgba[~processed, :3] = 0.25 * rgba[~processed, :3] + 0.75  # tiles still to come: faded
     rgba[~np.isfinite(scores)] = _MASKED_RGBA
-    view["image"].set_facecolor(rgba.reshape(-1, 4))
+    set_cell_colours(view["image"], rgba)
     view["grid"].set_segments(_grid_segments(view["T"], state["block_size"]))
     view["box"].set_bounds(
         current.cols.start - 0.5, rows[0] - 0.5, current.cols.stop - current.cols.start, rows.size
@@ -520,17 +514,14 @@ def tiling_lab(
         "extent": np.stack([points.min(axis=0), points.max(axis=0)]),
     }
 
-    def update_view(view: dict[str, Any], *, block_size: int, step: int, causal: bool) -> dict:
-        return update_tiling_view(view, schedules[block_size, bool(causal)], step)
-
     lab = Lab(
         controls,
-        lambda fig: _make_view(fig, V[:, :2], limits),
-        update_view,
+        partial(_make_view, V=V[:, :2], limits=limits),
+        partial(update_tiling_view, schedules=schedules),
         figsize=(10.5, 3.7),
         dpi=72,
         title="Tiling lab: tiled attention, one tile at a time",
-        caption=tiling_caption,
+        caption=heading_and_detail,
         present=present,
         sync_controls=follow,
     )

@@ -13,33 +13,43 @@ static parts of the figure: the lab caches one background per sentence (``static
 sentence seen before redraws fast too.
 
 The numbers come from :func:`update_trained_view`, a plain function, which is how the tests drive
-the lab without a browser.
+the lab without a browser. The lab starts on layer 4, head 0 with the query *it*: the one head
+whose preference between the two nouns clearly flips with the referent in notebook 13's
+sentence pair. Without the model (no cached copy, no network) the lab shows the few lines of
+:class:`attnlib.pretrained.ModelNotAvailableError` in its place instead of raising, so a page of
+several labs (the lab bench under voila) still shows the others.
 """
 
 from __future__ import annotations
 
+import html
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.artist import Artist
-from matplotlib.cm import ScalarMappable
 from matplotlib.collections import PolyCollection
-from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._validation import check_int
+from ..pictures.cell_mesh import cell_mesh, set_cell_colours, weight_colorbar
+from ..pictures.heatmap import attention_axes, token_ticks
 from .lab import Lab
 
 __all__ = [
     "LABEL_CHARS",
     "MAX_TOKENS",
+    "START_HEAD",
+    "START_LAYER",
     "SUGGESTED_SENTENCES",
+    "TITLE",
     "AttentionCache",
+    "model_missing_note",
     "trained_attention_caption",
     "trained_attention_lab",
     "update_trained_view",
@@ -53,13 +63,24 @@ MAX_TOKENS = 20
 #: token slider and the caption name it in full).
 LABEL_CHARS = 10
 
-#: The sentences offered in the text box (any other sentence can be typed).
+#: The sentences offered in the text box (any other sentence can be typed), as notebook 13 checks
+#: them: two pairs in one frame whose last word moves the referent of *it* from the first noun to
+#: the second (animal/street, dog/road: a few heads shift their weight with it), a control whose
+#: word changes but whose referent stays (tired/scared: the animal both times), and a pair in
+#: another frame (trophy/suitcase), on which none of those heads shifts.
 SUGGESTED_SENTENCES: tuple[str, ...] = (
     "The animal didn't cross the street because it was too tired",
     "The animal didn't cross the street because it was too wide",
+    "The dog didn't cross the road because it was too tired",
+    "The dog didn't cross the road because it was too wide",
+    "The animal didn't cross the street because it was too scared",
     "The trophy didn't fit into the suitcase because it was too big",
     "The trophy didn't fit into the suitcase because it was too small",
 )
+#: The head the lab starts on: layer 4, head 0 (notebook 13's clear flip with the referent).
+START_LAYER, START_HEAD = 4, 0
+#: The lab's title line.
+TITLE = "Attention in a trained model: all-MiniLM-L6-v2, any sentence, any head"
 
 _CMAP = colormaps["Blues"]
 _BAR = "#1f77b4"
@@ -121,18 +142,11 @@ def _make_view(figure: Figure) -> tuple[dict[str, Any], list[Artist]]:
     n = MAX_TOKENS
     ax_map = figure.add_axes((0.12, 0.04, 0.36, 0.72))
     ax_bar = figure.add_axes((0.58, 0.2, 0.4, 0.62))
-    edges = np.arange(n + 1) - 0.5
-    mesh = ax_map.pcolormesh(
-        edges, edges, np.zeros((n, n)), edgecolors="none", antialiased=False, snap=True
-    )
-    mesh.set_array(None)  # colours come from set_facecolor
-    ax_map.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
-    ax_map.set_ylabel("query (attending)")
-    ax_map.set_xlabel("key (attended to)")
-    ax_map.xaxis.set_label_position("top")
+    mesh = cell_mesh(ax_map, n)  # a sentence sets the limits to its T x T cells
+    attention_axes(ax_map)
     row_box = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="crimson", linewidth=2.0)
     ax_map.add_patch(row_box)
-    figure.colorbar(ScalarMappable(Normalize(0, 1), _CMAP), ax=ax_map, fraction=0.05, pad=0.02)
+    weight_colorbar(figure, ax_map, _CMAP)
 
     # All bars are one collection of rectangles: one draw call instead of one per bar.
     bars = PolyCollection([], facecolors=_BAR, edgecolors="none")
@@ -167,8 +181,7 @@ def _set_tokens(view: dict[str, Any], tokens: tuple[str, ...]) -> None:
     T = len(tokens)
     ax_map, ax_bar = view["ax_map"], view["ax_bar"]
     labels = [tok if len(tok) <= LABEL_CHARS else tok[: LABEL_CHARS - 1] + "…" for tok in tokens]
-    ax_map.set_xticks(range(T), labels, rotation=60, ha="left", rotation_mode="anchor", fontsize=10)
-    ax_map.set_yticks(range(T), labels, fontsize=10)
+    token_ticks(ax_map, labels)
     ax_map.set_xlim(-0.5, T - 0.5)
     ax_map.set_ylim(T - 0.5, -0.5)
     ax_bar.set_xticks(
@@ -234,7 +247,7 @@ def update_trained_view(
     colours = np.empty((MAX_TOKENS, MAX_TOKENS, 4))
     colours[:] = _EMPTY
     colours[:T, :T] = _CMAP(weights)
-    view["mesh"].set_facecolor(colours.reshape(-1, 4))
+    set_cell_colours(view["mesh"], colours)
     view["row_box"].set_y(token - 0.5)
     view["bars"].set_verts(_bar_outlines(row))
     top = [(int(j), tokens[j], float(row[j])) for j in np.argsort(row)[::-1][:3]]
@@ -281,24 +294,39 @@ def _token_follower(cache: AttentionCache) -> Callable[[dict], None]:
     return sync_tokens
 
 
+def model_missing_note(error: Exception) -> widgets.HTML:
+    """What the lab shows in its place when the model cannot be had: the error's few lines
+    (what is missing, why, the command that fetches it) under the lab's title."""
+    note = widgets.HTML(
+        f"<b>{html.escape(TITLE)}</b>"
+        '<div style="color:#b00020">This lab needs the model, and it is not here:</div>'
+        f"<pre>{html.escape(str(error))}</pre>"
+        "<div>Then run this cell again (under voila: reload the page).</div>"
+    )
+    note.add_class("attnlib-lab-missing")
+    return note
+
+
 def trained_attention_lab(
     model: Any = None,
     sentence: str = SUGGESTED_SENTENCES[0],
-    layer: int = 0,
-    head: int = 0,
+    layer: int = START_LAYER,
+    head: int = START_HEAD,
     token: int | str | None = "it",
     present: bool = False,
-) -> Lab:
+) -> Lab | widgets.HTML:
     """A live lab: a sentence, a layer, a head and a token of all-MiniLM-L6-v2's attention.
 
     Parameters
     ----------
     model : attnlib.pretrained.MiniLM, optional
-        Default: :func:`attnlib.pretrained.load_minilm` (about 1 s; downloads once).
+        Default: :func:`attnlib.pretrained.load_minilm` (about 1 s; downloads once). If it raises
+        :class:`~attnlib.pretrained.ModelNotAvailableError`, the lab returns
+        :func:`model_missing_note` of it instead (nothing is raised).
     sentence : str
         The sentence shown first; the text box also suggests :data:`SUGGESTED_SENTENCES`.
-    layer, head : int, default 0
-        The head shown first.
+    layer, head : int, default 4 and 0
+        The head shown first (:data:`START_LAYER`, :data:`START_HEAD`).
     token : int or str or None, default "it"
         The query token shown first: a position, or the first token equal to this string
         (position 1 if the sentence has none, or if None).
@@ -308,15 +336,19 @@ def trained_attention_lab(
 
     Returns
     -------
-    attnlib.labs.lab.Lab
-        Controls ``sentence`` (a text box: type, then Enter), ``layer``, ``head``, ``token``;
+    attnlib.labs.lab.Lab or ipywidgets.HTML
+        The lab, or the note of what is missing. Controls ``sentence`` (a text box: type, then
+        Enter), ``layer``, ``head``, ``token``;
         ``lab.state`` holds the numbers on show (see :func:`update_trained_view`) and
         ``lab.cache`` the encoded sentences.
     """
     if model is None:
-        from ..pretrained import load_minilm
+        from ..pretrained import ModelNotAvailableError, load_minilm
 
-        model = load_minilm()
+        try:
+            model = load_minilm()
+        except ModelNotAvailableError as err:  # a page of labs shows the others
+            return model_missing_note(err)
     cache = AttentionCache(model)
     tokens, weights = cache(sentence)
     layer, head = _check_layer_head(layer, head, weights)
@@ -349,19 +381,16 @@ def trained_attention_lab(
         ),
     }
 
-    def update_view(view: dict[str, Any], **values: Any) -> dict[str, Any]:
-        return update_trained_view(view, cache=cache, **values)
-
     def static_key(*, sentence: str, **_: Any) -> tuple[str, ...]:
         return cache(sentence)[0]
 
     lab = Lab(
         controls,
         _make_view,
-        update_view,
+        partial(update_trained_view, cache=cache),
         figsize=(10.6, 4.6),
         dpi=72,
-        title="Attention in a trained model: all-MiniLM-L6-v2, any sentence, any head",
+        title=TITLE,
         caption=trained_attention_caption,
         static_key=static_key,
         present=present,

@@ -1,4 +1,5 @@
-"""A labelled heatmap of an attention weight (or score) matrix."""
+"""A labelled heatmap of an attention weight (or score) matrix, and the dressing of its axes
+(queries down the side, keys along the top) that the labs' matrices share."""
 
 from __future__ import annotations
 
@@ -12,6 +13,27 @@ from matplotlib.text import Text
 from numpy.typing import ArrayLike
 
 from .._validation import as_float_array
+
+__all__ = ["attention_axes", "attention_heatmap", "token_ticks"]
+
+
+def attention_axes(ax: Axes) -> None:
+    """Name the axes of a (query, key) matrix: queries down the side, keys along the top."""
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query (attending)")
+    ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax.xaxis.set_label_position("top")
+
+
+def token_ticks(
+    ax: Axes, labels: Sequence[str], rotation: float = 60, fontsize: float = 10
+) -> None:
+    """One tick per token on both axes of a square matrix, the top ones turned by ``rotation``."""
+    ticks = range(len(labels))
+    ax.set_xticks(
+        ticks, labels, rotation=rotation, ha="left", rotation_mode="anchor", fontsize=fontsize
+    )
+    ax.set_yticks(ticks, labels, fontsize=fontsize)
 
 
 def attention_heatmap(
@@ -68,10 +90,7 @@ def attention_heatmap(
     ax.set_yticks(
         range(w.shape[0]), query_labels if query_labels is not None else range(w.shape[0])
     )
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
-    ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
-    ax.xaxis.set_label_position("top")
+    attention_axes(ax)
     if title:
         ax.set_title(title, pad=28)
     texts = []

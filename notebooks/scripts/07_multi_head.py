@@ -207,30 +207,23 @@ print("same output: ", np.allclose(ref_output, output))
 # A common lesson text: *"The variance derivation above is why a standard 512-dimensional,
 # 8-head configuration uses d_k = 64 per head rather than 512 ... the scale factor is always
 # keyed to whatever d_k the architecture is actually using inside that head, not to d_model as
-# a whole."* Notebook 02 showed that a dot product of two vectors with $d$ independent,
-# unit-variance entries has variance $d$. Inside a head the query and key have $d_{head} = 64$
-# entries, so the scores have standard deviation $\sqrt{64} = 8$, and dividing by 8 brings them
-# back to about 1. Dividing by $\sqrt{512} \approx 22.6$ instead would shrink them to about
-# $8 / 22.6 = 0.35$. A Monte Carlo check with 20,000 pairs:
+# a whole."* Notebook 02 showed that a dot product of $d$ independent, unit-variance entries has
+# variance $d$. Inside a head, $q$ and $k$ have $d_{head} = 64$ entries: the raw scores spread
+# by about $\sqrt{64} = 8$, dividing by 8 brings them back to about 1, and dividing by
+# $\sqrt{512} \approx 22.6$ would shrink them to about $8 / 22.6 = 0.35$. Our layer's scores,
+# and the largest weight of each row averaged over rows and heads (uniform over 9 tokens would
+# be $1/9 = 0.111$):
 
 # %%
-q = rng.normal(size=(20_000, d_head))
-k = rng.normal(size=(20_000, d_head))
-dots = (q * k).sum(axis=1)
-print(f"std of q . k with d_head = {d_head} entries: {dots.std():.3f}")
-print(f"  / sqrt(d_head)  = / {np.sqrt(d_head):4.1f}: std {dots.std() / np.sqrt(d_head):.3f}")
-print(f"  / sqrt(d_model) = / {np.sqrt(d_model):4.1f}: std {dots.std() / np.sqrt(d_model):.3f}")
-
-# %% [markdown]
-# Scores with a spread of 0.35 give weights close to uniform: a head could barely prefer one
-# token to another. In our layer, the largest weight of each row, averaged over rows and heads
-# (uniform over 9 tokens would be $1/9 = 0.111$):
-
-# %%
-raw = Q @ K.transpose(0, 2, 1)
+raw = Q @ K.transpose(0, 2, 1)  # (n_heads, T, T), not yet scaled
+print(f"raw scores q . k, d_head = {d_head}: std {raw.std():.2f}")
 for label, divisor in [("sqrt(d_head)", np.sqrt(d_head)), ("sqrt(d_model)", np.sqrt(d_model))]:
     top = softmax(raw / divisor, axis=-1).max(axis=-1).mean()
-    print(f"divide by {label:<14}: mean largest weight {top:.3f}")
+    print(f"divide by {label:<14}: std {(raw / divisor).std():.2f}, mean largest weight {top:.3f}")
+
+# %% [markdown]
+# Scores that spread by about a third give weights close to uniform: a head could barely
+# prefer one token to another.
 
 # %% [markdown]
 # ## What $W_O$ does
@@ -258,13 +251,15 @@ print("concat @ W_O == sum of head_i @ W_O^(i):", np.allclose(per_head, output))
 # way. The eight $(T, T)$ weight matrices of our layer (rows: the query token; columns: the key
 # token it attends to). Nine tokens share each row's weight of 1, so most weights are small;
 # the colour scale runs from 0 to the largest weight of any head (the bar on the right), the
-# same in every panel, so that weights of 0.1 or 0.2 still show.
+# same in every panel, so that weights of 0.1 or 0.2 still show. (The cell only draws; its
+# source is collapsed.)
 
-# %%
+# %% jupyter={"source_hidden": true}
 from attnlib.pictures.heatmap import attention_heatmap
 
 print(f"weights: median {np.median(weights):.3f}, largest {weights.max():.3f}")
-fig, axes = plt.subplots(2, 4, figsize=(9.2, 5.6), layout="constrained")
+fig, axes = plt.subplots(2, 4, figsize=(9.2, 5.6))
+fig.subplots_adjust(left=0.1, right=0.87, top=0.87, bottom=0.01, wspace=0.08, hspace=0.75)
 for i, ax in enumerate(axes.flat):
     image, _ = attention_heatmap(
         weights[i], tokens, tokens, ax=ax, annotate=False, title=f"head {i}", vmax=weights.max()
@@ -275,7 +270,7 @@ for i, ax in enumerate(axes.flat):
     ax.set_ylabel("")
     if i % 4:
         ax.set_yticklabels([])
-fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight")
+fig.colorbar(image, cax=fig.add_axes([0.9, 0.25, 0.015, 0.45]), label="attention weight")
 fig.supylabel("query (attending)", fontsize=9)
 plt.show()
 
@@ -324,9 +319,6 @@ print(
 )
 for name in one:
     print(f"{name:<32}{one[name]:>16,}{eight[name]:>16,}{eight[name] / one[name]:>7.2f}")
-total_one = sum(list(one.values())[:4])
-total_eight = sum(list(eight.values())[:4])
-print(f"{'all multiply-adds':<32}{total_one:>16,}{total_eight:>16,}{total_eight / total_one:>7.2f}")
 
 # %% [markdown]
 # Every matrix product costs exactly the same: $n_{heads}$ products of width $d_{head}$ do the

@@ -16,13 +16,11 @@
 # %% [markdown]
 # # 09 · Positions: how word order enters attention
 #
-# Notebook 07 proved that attention does not see word order: shuffle the tokens and every output
-# is shuffled with them, nothing else. Yet "dog bites man" and "man bites dog" mean different
-# things, and every language model tells them apart. This notebook shows the four ways models
-# put positions back, each as a small change to the dot product $q \cdot k$ you already know:
-# a learned table added to the embeddings, a fixed table of sines and cosines (Vaswani et al.
-# 2017), rotations of $q$ and $k$ (RoPE, Su et al. 2021), and a bias added to the scores (ALiBi,
-# Press et al. 2022).
+# Notebook 07 proved that attention does not see word order, yet "dog bites man" and "man bites
+# dog" mean different things. This notebook shows the four ways models put positions back, each
+# a small change to the dot product $q \cdot k$: a learned table added to the embeddings, a
+# fixed table of sines and cosines (Vaswani et al. 2017), rotations of $q$ and $k$ (RoPE, Su et
+# al. 2021), and a bias added to the scores (ALiBi, Press et al. 2022).
 #
 # **Learning goals.** After this notebook you can
 #
@@ -35,6 +33,7 @@
 #    $i - j$ only, and tell the two pairings in use apart;
 # 5. compute ALiBi's slopes and add its bias to the scores as an additive mask (notebook 06);
 # 6. say what each scheme does at lengths it never saw in training.
+
 
 # %%
 import matplotlib.pyplot as plt
@@ -54,6 +53,7 @@ rng = np.random.default_rng(SEED)
 # Recall notebook 07's proof in one cell: give three words random embeddings and one attention
 # head, and compare the output for "dog" in "dog bites man" and in "man bites dog".
 
+
 # %%
 d_model = d_k = 8
 embedding = {w: rng.normal(size=d_model) for w in ["dog", "bites", "man"]}
@@ -72,6 +72,7 @@ print("output for 'dog', dog bites man:", a[0])
 print("output for 'dog', man bites dog:", b[2])
 print("the same:", np.allclose(a[0], b[2]))
 
+
 # %% [markdown]
 # The score of query $i$ against key $j$ is $q_i \cdot k_j = (x_i W_Q) \cdot (x_j W_K)$: it
 # sees the two words, never where they stand. For order to matter, position must reach the
@@ -83,6 +84,7 @@ print("the same:", np.allclose(a[0], b[2]))
 # | the queries and keys | rotate $q_i$ and $k_j$ by angles proportional to $i$ and $j$ | RoPE (LLaMA, Mistral, Qwen and most models since 2023) |
 # | the scores | add a bias that depends on $i - j$ | ALiBi (BLOOM, MPT) |
 
+
 # %% [markdown]
 # ## Learned absolute positions: a trained model's table
 #
@@ -90,21 +92,22 @@ print("the same:", np.allclose(a[0], b[2]))
 # embeddings, $x_i + P_i$. The trained model of notebook 13 (all-MiniLM-L6-v2, a 6-layer BERT
 # encoder) does this. Here is its table, read from the real weights:
 
+
 # %%
 from attnlib.pretrained import load_minilm
 
 model = load_minilm()
 P = model.position_embeddings.astype(np.float64)
 print("position table P, shape", P.shape, "(positions, d_model)")
-print(
-    "inputs are cut at", model.config.max_seq_length, "tokens (the table keeps its 512 BERT rows)"
-)
+print(f"inputs are cut at {model.config.max_seq_length} tokens (the table keeps 512 BERT rows)")
 print("norm of rows 0, 1, 2, 100, 511:", np.linalg.norm(P[[0, 1, 2, 100, 511]], axis=1).round(2))
+
 
 # %% [markdown]
 # What structure did training give these 512 vectors? Nobody told the model that position 7 is
 # next to position 8. The cosine similarity $\cos(P_i, P_j) = P_i \cdot P_j / (|P_i|\,|P_j|)$
-# of every pair answers it:
+# of every pair answers it (the cell that draws the picture below is collapsed):
+
 
 # %%
 unit = P / np.linalg.norm(P, axis=1, keepdims=True)
@@ -112,7 +115,8 @@ cos = unit @ unit.T  # (512, 512)
 for distance in [1, 4, 16, 64, 256]:
     print(f"mean cosine of positions {distance:3d} apart: {np.diagonal(cos, distance).mean():.2f}")
 
-# %%
+
+# %% jupyter={"source_hidden": true}
 fig, (ax_map, ax_line) = plt.subplots(1, 2, figsize=(12, 4.8), width_ratios=[1, 1.3])
 image = ax_map.imshow(cos, cmap="RdBu_r", vmin=-1, vmax=1)
 fig.colorbar(image, ax=ax_map, fraction=0.046, label="cosine similarity")
@@ -123,11 +127,14 @@ distances = np.arange(1, 512)
 ax_line.plot(distances, [np.diagonal(cos, r).mean() for r in distances])
 ax_line.axhline(0, color="grey", lw=0.8)
 ax_line.set_xscale("log")
+ax_line.set_xticks([1, 4, 16, 64, 256], ["1", "4", "16", "64", "256"])
+ax_line.xaxis.set_minor_locator(plt.NullLocator())
 ax_line.set_xlabel("distance |i - j| (log scale)")
 ax_line.set_ylabel("mean cosine similarity")
 ax_line.set_title("neighbours are alike; far positions are not")
-fig.tight_layout()
+fig.subplots_adjust(wspace=0.45)
 plt.show()
+
 
 # %% [markdown]
 # Training found the order by itself: each position resembles its neighbours, and the
@@ -135,11 +142,13 @@ plt.show()
 # input, stands apart, with a norm five times the others). But a learned table has exactly one
 # row per position it was built with, and nothing beyond: this model cannot read a 513th token.
 
+
 # %%
 try:
     model.embed(np.zeros((1, 513), dtype=int))
 except ValueError as err:
     print("ValueError:", err)
+
 
 # %% [markdown]
 # ## Sinusoidal positions (Vaswani et al. 2017, §3.5)
@@ -153,6 +162,7 @@ except ValueError as err:
 # Pair 0 turns by one radian per position (a wavelength of $2\pi$); the last pair is nearly
 # still (a wavelength of $2\pi \cdot 10000$).
 
+
 # %%
 from attnlib.positions import sinusoidal
 
@@ -164,6 +174,7 @@ PE[:, 0::2], PE[:, 1::2] = np.sin(angles), np.cos(angles)
 print("theta:", theta)
 print("equals attnlib.positions.sinusoidal:", np.allclose(PE, sinusoidal(T, d)))
 
+
 # %% [markdown]
 # The paper chose it because "for any fixed offset $k$, $PE_{pos+k}$ can be represented as a
 # linear function of $PE_{pos}$". With the sum formulas for sine and cosine, each pair moves by a
@@ -174,7 +185,9 @@ print("equals attnlib.positions.sinusoidal:", np.allclose(PE, sinusoidal(T, d)))
 # \end{pmatrix} \begin{pmatrix} \sin p\theta_m \\ \cos p\theta_m \end{pmatrix},$$
 #
 # and so the dot product of two positions depends on their offset only:
-# $PE(i) \cdot PE(j) = \sum_m \cos((i - j)\,\theta_m)$.
+# $PE(i) \cdot PE(j) = \sum_m \cos((i - j)\,\theta_m)$. (The pictures of the table and of that
+# dot product are drawn by a collapsed cell.)
+
 
 # %%
 p, k = 5, 3
@@ -188,7 +201,8 @@ G = PE @ PE.T
 print("PE(10) . PE(7) =", round(G[10, 7], 4), "  PE(40) . PE(37) =", round(G[40, 37], 4))
 print("sum of cos(3 theta_m) =", round(np.cos(3 * theta).sum(), 4))
 
-# %%
+
+# %% jupyter={"source_hidden": true}
 fig, (ax_table, ax_dot) = plt.subplots(1, 2, figsize=(12, 4.6))
 image = ax_table.imshow(PE, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
 fig.colorbar(image, ax=ax_table, fraction=0.046)
@@ -200,8 +214,9 @@ fig.colorbar(image, ax=ax_dot, fraction=0.046)
 ax_dot.set_title("PE(i) . PE(j): constant along each diagonal")
 ax_dot.set_xlabel("position j")
 ax_dot.set_ylabel("position i")
-fig.tight_layout()
+fig.subplots_adjust(wspace=0.3)
 plt.show()
+
 
 # %% [markdown]
 # <details>
@@ -215,6 +230,7 @@ plt.show()
 # makes the score relative by construction.
 #
 # </details>
+
 
 # %% [markdown]
 # ## Rotary position embedding, RoPE (Su et al. 2021)
@@ -236,17 +252,13 @@ plt.show()
 # \theta_m}} = \mathrm{Re} \sum_m z_m \overline{w_m}\, e^{i (i - j)\theta_m}.$$
 #
 # The two absolute angles meet as one difference: the score depends on the contents $q, k$ and
-# on the offset $i - j$ only. Here is one pair turned by hand (in the paper's pairing,
-# coordinates $(2m, 2m+1)$):
+# on the offset $i - j$ only. In the paper's pairing, coordinates $(2m, 2m+1)$, in plain numpy
+# (pair 0 turns by $\theta_0 = 1$ radian per position, so $(1, 0)$ at position $p$ becomes
+# $(\cos p, \sin p)$):
+
 
 # %%
 from attnlib.positions import rope
-
-a_, b_ = 1.0, 0.0
-for p in [0, 1, 2]:
-    angle = p * 1.0  # pair 0: theta_0 = 1 radian per position
-    turned = (a_ * np.cos(angle) - b_ * np.sin(angle), a_ * np.sin(angle) + b_ * np.cos(angle))
-    print(f"position {p}: (1, 0) -> ({turned[0]:.4f}, {turned[1]:.4f})")
 
 
 def rope_by_hand(x, positions, base=10000.0):
@@ -263,6 +275,7 @@ def rope_by_hand(x, positions, base=10000.0):
 x = rng.normal(size=(6, 8))
 print("equals attnlib.positions.rope:", np.allclose(rope_by_hand(x, np.arange(6)), rope(x)))
 
+
 # %% [markdown]
 # ### Exercise: rotate one pair
 #
@@ -270,14 +283,17 @@ print("equals attnlib.positions.rope:", np.allclose(rope_by_hand(x, np.arange(6)
 # per position. Give the two numbers as a list. Stuck? `ch09.rope_pair.hint()`, or
 # `ch09.rope_pair.solution()`.
 
+
 # %%
 from attnlib.exercises import ch09
 
 rotated_pair = ...  # [first, second]
 ch09.rope_pair.check(rotated_pair)
 
+
 # %% [markdown]
 # **Solution** (hidden; click the collapsed cell below to show it):
+
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 # solution (click to expand)
@@ -289,9 +305,11 @@ ch09.rope_pair.check_solution(
     ]
 )
 
+
 # %% [markdown]
 # Now the law itself, in numbers: one query and one key, placed at the same offset $i - j = 3$
 # at three places in a long text.
+
 
 # %%
 q, k = rng.normal(size=8), rng.normal(size=8)
@@ -299,6 +317,7 @@ print(f"no rotation: q . k = {q @ k:.6f}")
 for i, j in [(5, 2), (105, 102), (1005, 1002), (2, 5)]:
     score = rope(q[None], [i])[0] @ rope(k[None], [j])[0]
     print(f"query at {i:4d}, key at {j:4d}, offset {i - j:+d}: score {score:.6f}")
+
 
 # %% [markdown]
 # ### Exercise: the score depends on $i - j$ only
@@ -317,6 +336,7 @@ def my_rope_score(q, k, i, j):
 
 
 ch09.rope_score.check(my_rope_score)
+
 
 # %% [markdown]
 # **Solution** (hidden; click the collapsed cell below to show it):
@@ -340,56 +360,13 @@ def rope_score_solution(q, k, i, j):
 
 ch09.rope_score.check_solution(rope_score_solution)
 
-# %% [markdown]
-# ### RoPE keeps notebook 02's variance
-#
-# A rotation keeps every vector's length, so RoPE changes the angle between $q$ and $k$ but not
-# their norms. Does the scale of notebook 02 survive? For entries of mean 0 and variance 1, the
-# rotated query is again a vector of independent standard normal entries (a rotation of a
-# standard normal vector is standard normal), so $\mathrm{Var}(q \cdot k) = d_k$ should still
-# hold and $\sqrt{d_k}$ is still the right divisor. A Monte Carlo check, with every pair at its
-# own random positions up to 4096:
-
-# %%
-N, d_mc = 20_000, 64
-q_mc, k_mc = rng.normal(size=(N, d_mc)), rng.normal(size=(N, d_mc))
-pos_q, pos_k = rng.integers(0, 4096, size=N), rng.integers(0, 4096, size=N)
-plain = np.sum(q_mc * k_mc, axis=-1)
-rotated = np.sum(rope(q_mc, pos_q) * rope(k_mc, pos_k), axis=-1)
-print(f"d_k = {d_mc}; {N:,} pairs")
-print(f"Var(q . k) without RoPE: {plain.var():.1f}")
-print(f"Var(q . k) with RoPE:    {rotated.var():.1f}")
-norms_kept = np.allclose(np.linalg.norm(rope(q_mc, pos_q), axis=1), np.linalg.norm(q_mc, axis=1))
-print("every rotated query keeps its norm:", norms_kept)
 
 # %% [markdown]
-# Both are $d_k = 64$ up to the Monte Carlo error (about $64 \sqrt{2/N} \approx 0.6$ here).
-#
-# <details>
-# <summary>Depth: the long-distance decay the paper derives</summary>
-#
-# Su et al. bound the size of the score as the offset $r = i - j$ grows. Summing by parts over
-# the pairs, $|\sum_m h_m e^{i r\theta_m}| \le (\max_m |h_{m+1} - h_m|) \sum_{m} |S_m|$ with
-# $S_m = \sum_{l < m} e^{i r \theta_l}$, and the "relative upper bound"
-# $\frac{1}{d/2}\sum_m |S_m|$ falls as $r$ grows (their Figure 2, $d = 128$). It is a bound, not
-# the score: a particular $(q, k)$ can still attend strongly far away. The next cell draws it.
-#
-# </details>
+# RoPE rotates, and a rotation keeps every vector's length: notebook 02's
+# $\mathrm{Var}(q \cdot k) = d_k$ still holds, so $\sqrt{d_k}$ is still the right divisor (the
+# optional section checks it by Monte Carlo). Su et al. also bound the score by a quantity that
+# decays as $|i - j|$ grows; the optional section draws it too.
 
-# %%
-r = np.arange(0, 257)
-theta_128 = 10000.0 ** (-np.arange(0, 128, 2) / 128)
-S = np.cumsum(np.exp(1j * r[:, None] * theta_128[None, :]), axis=1)  # (R, 64)
-bound = np.abs(S).mean(axis=1)
-print("relative upper bound at r = 0, 10, 50, 250:", bound[[0, 10, 50, 250]].round(1))
-
-fig, ax = plt.subplots(figsize=(7, 3.2))
-ax.plot(r, bound)
-ax.set_xlabel("relative distance r = i - j")
-ax.set_ylabel("relative upper bound")
-ax.set_title("RoPE's long-distance decay (d = 128, base 10000)")
-fig.tight_layout()
-plt.show()
 
 # %% [markdown]
 # ### Two pairings, two sets of numbers
@@ -399,6 +376,7 @@ plt.show()
 # `rotate_half` function. Both are RoPE, with the same law, but they are not the same function:
 # the same weights give different scores. Weights converted from one layout to the other must
 # have their query and key columns permuted, taking column $2m$ to $m$ and $2m+1$ to $m + d/2$.
+
 
 # %%
 X6 = rng.normal(size=(6, d_model))
@@ -410,10 +388,10 @@ print(f"largest difference: {np.abs(interleaved - halves).max():.2f}")
 
 perm = np.concatenate([np.arange(0, d_k, 2), np.arange(1, d_k, 2)])  # 0 2 4 6 1 3 5 7
 print("column order for the halves layout:", perm)
-halves_permuted = (
-    rope(X6 @ W_Q[:, perm], pairs="halves") @ rope(X6 @ W_K[:, perm], pairs="halves").T
-)
+Q6p, K6p = X6 @ W_Q[:, perm], X6 @ W_K[:, perm]  # the permuted weights' queries and keys
+halves_permuted = rope(Q6p, pairs="halves") @ rope(K6p, pairs="halves").T
 print("after permuting W_Q and W_K, the same:", np.allclose(interleaved, halves_permuted))
+
 
 # %% [markdown]
 # ### Exercise: which pairing is this?
@@ -434,16 +412,20 @@ print("after permuting W_Q and W_K, the same:", np.allclose(interleaved, halves_
 # the RoFormer paper; **(b)** the halves $(m, m + d/2)$, as in GPT-NeoX-style code; **(c)**
 # neither: it is not a rotation. Answer with the letter. Stuck? `ch09.pairing.hint()`.
 
+
 # %%
 which_pairing = ...  # "a", "b" or "c"
 ch09.pairing.check(which_pairing)
 
+
 # %% [markdown]
 # **Solution** (hidden; click the collapsed cell below to show it):
+
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 # solution (click to expand)
 ch09.pairing.check_solution("b")
+
 
 # %% [markdown]
 # ### RoPE and the KV cache
@@ -453,12 +435,14 @@ ch09.pairing.check_solution("b")
 # the offset, and the new query brings its own position. A new token at position $t$ rotates
 # its query by $t$ and scores it against the cached keys as they are:
 
+
 # %%
 K_cache = rope(K6[:5])  # keys of positions 0..4, rotated once when they were computed
 q_new = rope(Q6[5:], positions=[5])  # the new token's query, at its own position 5
 print("cached step's scores:", (q_new @ K_cache.T)[0])
 print("full computation, row 5:", interleaved[5, :5])
 print("the same:", np.allclose(q_new @ K_cache.T, interleaved[5:, :5]))
+
 
 # %% [markdown]
 # ## ALiBi: a bias on the scores (Press et al. 2022)
@@ -476,6 +460,7 @@ print("the same:", np.allclose(q_new @ K_cache.T, interleaved[5:, :5]))
 # power of two $n$ below $H$, then every other slope of $2n$ heads (the ones not yet taken) until
 # it has $H$.
 
+
 # %% [markdown]
 # ### Exercise: ALiBi's slopes for 8 and for 12 heads
 #
@@ -483,25 +468,32 @@ print("the same:", np.allclose(q_new @ K_cache.T, interleaved[5:, :5]))
 # array in head order (the hidden cell under each answer holds its solution). Stuck?
 # `ch09.alibi_slopes_8.hint()`, `ch09.alibi_slopes_12.solution()`.
 
+
 # %%
 slopes_8 = ...  # 8 numbers
 ch09.alibi_slopes_8.check(slopes_8)
+
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 # solution (click to expand)
 ch09.alibi_slopes_8.check_solution(2.0 ** (-8 * np.arange(1, 9) / 8))
 
+
 # %%
 slopes_12 = ...  # 12 numbers
 ch09.alibi_slopes_12.check(slopes_12)
+
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 # solution (click to expand)
 eight_slopes, sixteen_slopes = 2.0 ** -np.arange(1, 9), 2.0 ** (-8 * np.arange(1, 17) / 16)
 ch09.alibi_slopes_12.check_solution(np.concatenate([eight_slopes, sixteen_slopes[0::2][:4]]))
 
+
 # %% [markdown]
-# The bias for a 6-token sentence, and its effect on one head's weights:
+# The bias for a 6-token sentence, and its effect on one head's weights (a collapsed cell
+# draws three heads' biases):
+
 
 # %%
 from attnlib import causal_mask
@@ -518,7 +510,8 @@ for h in [0, 7]:
     weights = softmax(scores6 + bias[h] + M)
     print(f"head {h} (slope {slopes[h]:.4f}), weights of the last token:", weights[5])
 
-# %%
+
+# %% jupyter={"source_hidden": true}
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.6))
 for ax, h in zip(axes, [0, 3, 7]):
     image = ax.imshow(np.where(causal_mask(6), bias[h], np.nan), cmap="Reds_r", vmin=-2.5, vmax=0)
@@ -528,6 +521,7 @@ for ax, h in zip(axes, [0, 3, 7]):
 fig.colorbar(image, ax=axes, fraction=0.03, label="bias -m (i - j)")
 plt.show()
 
+
 # %% [markdown]
 # ## Past the training length
 #
@@ -536,27 +530,17 @@ plt.show()
 #
 # - **ALiBi** meets nothing new at a long distance: the bias continues the same straight line,
 #   and a key far back is simply discounted more. Each head sees a soft window: a bias of
-#   $-10$ cuts a key's weight by $e^{10} \approx 22{,}000$, reached at distance $10 / m_h$. Press
-#   et al. trained at 1024 tokens and evaluated at longer inputs with little loss; that is the
-#   paper's point ("train short, test long").
-# - **RoPE** at a new position gives its slow pairs angles they never had in training. A model
-#   trained on $L$ tokens saw the slowest pair turn by at most $L\,\theta_{\min}$; past $L$ the
-#   score meets new rotations, and quality typically collapses. **Position interpolation** (Chen
-#   et al. 2023) divides the positions by $L'/L$, so a text of length $L'$ uses only the angles
-#   of the trained range, at fractional positions; with a short fine-tuning (about 1000 steps in
-#   the paper) the model then reads the longer inputs. The price: neighbouring tokens are now
-#   $L/L'$ apart, closer than any two tokens in training.
+#   $-10$ cuts a key's weight by $e^{10} \approx 22{,}000$ (notebook 04), reached at distance
+#   $10 / m_h$. Press et al. trained at 1024 tokens and evaluated at longer inputs with little
+#   loss; that is the paper's point ("train short, test long").
+# - **RoPE** at a new position gives its slow pairs angles they never had in training, and
+#   quality typically collapses. **Position interpolation** (Chen et al. 2023) squeezes the
+#   positions back into the trained range; the optional section puts numbers on both.
+
 
 # %%
 print("ALiBi, 8 heads: distance at which the bias reaches -10:", np.round(10 / slopes).astype(int))
 
-L, L_long, d_head = 2048, 8192, 128
-theta_min = 10000.0 ** (-(d_head - 2) / d_head)  # the slowest pair
-print(f"slowest pair of RoPE (d = {d_head}): {theta_min:.2e} radians per position")
-print(f"largest angle seen in training (L = {L}):          {L * theta_min:.3f}")
-print(f"largest angle at L' = {L_long}, positions as they are: {L_long * theta_min:.3f}")
-interpolated = np.arange(L_long) * L / L_long
-print(f"largest angle at L' = {L_long}, interpolated:         {interpolated.max() * theta_min:.3f}")
 
 # %% [markdown]
 # ## The positions lab
@@ -573,11 +557,13 @@ print(f"largest angle at L' = {L_long}, interpolated:         {interpolated.max(
 #
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
+
 # %%
 # NBVAL_IGNORE_OUTPUT
 from attnlib.labs import positions_lab
 
 positions_lab()
+
 
 # %% [markdown]
 # ## Check yourself
@@ -610,23 +596,100 @@ positions_lab()
 #
 # </details>
 
+
 # %% [markdown]
 # ## Summary
 #
-# - Attention without positions cannot tell "dog bites man" from "man bites dog"; position must
-#   reach the score $q_i \cdot k_j$.
-# - A **learned table** (BERT, MiniLM: 512 x 384) adds a trained vector per position; training
-#   makes neighbours alike, and there is no row past the last.
-# - **Sinusoidal** positions (Vaswani et al. 2017): $\sin/\cos(p\,\theta_m)$ with
-#   $\theta_m = 10000^{-2m/d}$; a shift is a rotation per pair, and $PE(i) \cdot PE(j)$ depends
-#   on $i - j$ only.
+# - Position must reach the score $q_i \cdot k_j$, or "dog bites man" is "man bites dog".
+# - A **learned table** (MiniLM: 512 x 384) adds a trained vector per position; training makes
+#   neighbours alike, and there is no row past the last.
+# - **Sinusoidal** (Vaswani et al. 2017): $\sin/\cos(p\,\theta_m)$, $\theta_m = 10000^{-2m/d}$;
+#   a shift is a rotation per pair, and $PE(i) \cdot PE(j)$ depends on $i - j$ only.
 # - **RoPE** (Su et al. 2021): rotate pair $m$ of $q$ and $k$ by $p\,\theta_m$; the score depends
-#   on the contents and $i - j$ only, norms and $\mathrm{Var}(q \cdot k) = d_k$ are kept, and the
-#   KV cache stores keys rotated at their own position. Interleaved $(2m, 2m+1)$ and halves
-#   $(m, m + d/2)$ pairings differ unless the weights are permuted.
-# - **ALiBi** (Press et al. 2022): add $-m_h (i - j)$ to the scores, $m_h = 2^{-8h/H}$; an
-#   additive mask with finite entries, which runs past the training length unchanged.
-# - Past the training length, a learned table stops, ALiBi continues, and RoPE needs help such as
-#   position interpolation (Chen et al. 2023).
+#   on the contents and $i - j$ only, and the KV cache stores keys rotated at their own
+#   position. The interleaved and halves pairings differ unless the weights are permuted.
+# - **ALiBi** (Press et al. 2022): add $-m_h (i - j)$ to the scores, $m_h = 2^{-8h/H}$: an
+#   additive mask with finite entries, which runs past the training length unchanged; a
+#   learned table stops there, and RoPE needs help such as position interpolation.
 #
-# Next: **10 · Cost and tiling**.
+# **Next:** [10 · The cost of attention, and computing it in tiles](10_cost_and_tiling.ipynb),
+# or first the optional section below.
+
+
+# %% [markdown]
+# ## Optional: three checks from the papers
+#
+# RoPE and notebook 02's variance, the bound behind RoPE's long-distance decay, and what RoPE
+# meets past its training length.
+
+
+# %% [markdown]
+# ### RoPE keeps notebook 02's variance
+#
+# A rotation keeps every vector's length, and a rotated standard normal vector is again standard
+# normal, so notebook 02's $\mathrm{Var}(q \cdot k) = d_k$ should still hold and $\sqrt{d_k}$
+# is still the right divisor. A Monte Carlo check, every pair at its own random positions up to
+# 4096:
+
+
+# %%
+N, d_mc = 20_000, 64
+q_mc, k_mc = rng.normal(size=(N, d_mc)), rng.normal(size=(N, d_mc))
+pos_q, pos_k = rng.integers(0, 4096, size=N), rng.integers(0, 4096, size=N)
+q_rot, k_rot = rope(q_mc, pos_q), rope(k_mc, pos_k)
+plain, rotated = np.sum(q_mc * k_mc, axis=-1), np.sum(q_rot * k_rot, axis=-1)
+print(f"d_k = {d_mc}; {N:,} pairs")
+print(f"Var(q . k) without RoPE: {plain.var():.1f}")
+print(f"Var(q . k) with RoPE:    {rotated.var():.1f}")
+norms_kept = np.allclose(np.linalg.norm(q_rot, axis=1), np.linalg.norm(q_mc, axis=1))
+print("every rotated query keeps its norm:", norms_kept)
+
+
+# %% [markdown]
+# Both are $d_k = 64$ up to the Monte Carlo error (about $64 \sqrt{2/N} \approx 0.6$ here).
+
+
+# %% [markdown]
+# ### RoPE's long-distance decay
+#
+# Su et al. bound the size of the score as the offset $r = i - j$ grows. Summing by parts over
+# the pairs, $|\sum_m h_m e^{i r\theta_m}| \le (\max_m |h_{m+1} - h_m|) \sum_{m} |S_m|$ with
+# $S_m = \sum_{l < m} e^{i r \theta_l}$, and the "relative upper bound"
+# $\frac{1}{d/2}\sum_m |S_m|$ falls as $r$ grows (their Figure 2, $d = 128$). It is a bound, not
+# the score: a particular $(q, k)$ can still attend strongly far away.
+
+
+# %%
+r = np.arange(0, 257)
+theta_128 = 10000.0 ** (-np.arange(0, 128, 2) / 128)
+S = np.cumsum(np.exp(1j * r[:, None] * theta_128[None, :]), axis=1)  # (R, 64)
+bound = np.abs(S).mean(axis=1)
+print("relative upper bound at r = 0, 10, 50, 250:", bound[[0, 10, 50, 250]].round(1))
+
+fig, ax = plt.subplots(figsize=(7, 3.2))
+ax.plot(r, bound)
+ax.set_xlabel("relative distance r = i - j")
+ax.set_ylabel("relative upper bound")
+ax.set_title("RoPE's long-distance decay (d = 128, base 10000)")
+plt.show()
+
+
+# %% [markdown]
+# ### RoPE past its training length, and position interpolation
+#
+# A model trained on $L$ tokens saw the slowest pair turn by at most $L\,\theta_{\min}$; past $L$
+# the score meets new rotations. Position interpolation (Chen et al. 2023) divides the positions
+# by $L'/L$, so a text of length $L'$ uses only the angles of the trained range, at fractional
+# positions; with a short fine-tuning (about 1000 steps in the paper) the model then reads the
+# longer inputs. The price: neighbouring tokens are now $L/L'$ apart, closer than any two tokens
+# in training.
+
+
+# %%
+L, L_long, d_head = 2048, 8192, 128
+theta_min = 10000.0 ** (-(d_head - 2) / d_head)  # the slowest pair
+print(f"slowest pair of RoPE (d = {d_head}): {theta_min:.2e} radians per position")
+print(f"largest angle seen in training (L = {L}):          {L * theta_min:.3f}")
+print(f"largest angle at L' = {L_long}, positions as they are: {L_long * theta_min:.3f}")
+interpolated = np.arange(L_long) * L / L_long
+print(f"largest angle at L' = {L_long}, interpolated:         {interpolated.max() * theta_min:.3f}")

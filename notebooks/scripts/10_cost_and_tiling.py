@@ -17,10 +17,10 @@
 # # 10 · The cost of attention, and computing it in tiles
 #
 # Every query is compared with every key, so attention builds a $T \times T$ matrix of scores.
-# This notebook counts what that matrix costs, measures it, and then takes it apart: the
-# **online softmax** computes the same softmax while the keys stream past one block at a time,
-# which lets attention run in small tiles (the idea behind FlashAttention) without ever holding
-# the whole matrix.
+# This notebook counts what that matrix costs and then takes it apart: the **online softmax**
+# computes the same softmax while the keys stream past one block at a time, which lets
+# attention run in small tiles (the idea behind FlashAttention) without ever holding the whole
+# matrix.
 #
 # **Learning goals.** After this notebook you can
 #
@@ -30,15 +30,16 @@
 #    exponent off a log-log plot;
 # 3. derive the online softmax: a running maximum $m$, a running normaliser $\ell$, and the
 #    rescale factor $e^{m_{old} - m_{new}}$ when the maximum grows;
-# 4. follow tiled attention tile by tile, and explain why its output equals plain attention to
-#    about $10^{-16}$ but not bit for bit;
+# 4. follow tiled attention tile by tile (and, in the optional section, explain why its output
+#    equals plain attention to about $10^{-16}$ but not bit for bit);
 # 5. measure peak memory and show what tiling removes (the $T^2$ memory) and what it keeps (the
-#    $T^2$ work), and count the reads and writes of slow memory that make FlashAttention fast.
+#    $T^2$ work), and say why fewer reads and writes of slow memory make FlashAttention fast.
 #
 # Prerequisites: notebook 05 (subtracting the maximum inside softmax) and notebook 06 (the
 # causal mask). Notebook 07 counted the cost of heads; here we count the cost of $T$. Depth
-# for later (the backward pass, fully masked tiles, the whole layer's cost) is in an optional
-# section at the end.
+# (the timing, the rounding, the traffic counted, the backward pass, fully masked tiles, the
+# whole layer's cost) is in an optional section at the end.
+
 
 # %% [markdown]
 # ## The claims we examine
@@ -61,10 +62,18 @@
 #
 # We check each of these with numbers.
 #
-# One setting first. We time numpy code below, and numpy hands matrix products to a BLAS
-# library that may start several threads. On a busy machine, threads that wait for each other
-# make timings jump around, so we ask for a single thread. This only works before numpy is first
-# imported, so it comes first (after *Kernel → Restart* it takes effect again).
+# One setting first: a single BLAS thread, for the timings of the optional section.
+#
+# <details>
+# <summary>Why one thread, and why before the imports</summary>
+#
+# numpy hands matrix products to a BLAS library that may start several threads. On a busy
+# machine, threads that wait for each other make timings jump around. The setting only works
+# before numpy is first imported, so it comes first (after *Kernel → Restart* it takes effect
+# again).
+#
+# </details>
+
 
 # %%
 import os
@@ -82,6 +91,7 @@ import numpy as np
 from attnlib import tiled_attention
 
 np.set_printoptions(precision=4, suppress=True)
+
 
 # %% [markdown]
 # ## 1. Counting the work
@@ -105,6 +115,7 @@ np.set_printoptions(precision=4, suppress=True)
 # $d_{model} = 512$ split into 8 heads, as in notebook 07) and count in float32, 4 bytes a
 # number:
 
+
 # %%
 d_k = d_v = 64
 
@@ -120,23 +131,22 @@ for T in (1024, 2048, 4096, 8192, 16384):
     growth = madds / attention_madds(T // 2, d_k, d_v)
     print(f"{T:>7,} {madds:>16,} {entries:>14,} {entries * 4 / 2**20:>9,.0f} MiB {growth:>6.0f}x")
 
-print(
-    f"T = 8,192: {2 * attention_madds(8192, d_k, d_v) / 1e9:.1f} GFLOP per head (2 per multiply-add)"
-)
-print(
-    "2k -> 8k tokens: the work grows",
-    attention_madds(8192, d_k, d_v) // attention_madds(2048, d_k, d_v),
-    "times",
-)
+flops = 2 * attention_madds(8192, d_k, d_v)  # a multiply-add is 2 FLOPs
+print(f"T = 8,192: {flops / 1e9:.1f} GFLOP per head (2 per multiply-add)")
+ratio = attention_madds(8192, d_k, d_v) // attention_madds(2048, d_k, d_v)
+print(f"2k -> 8k tokens: the work grows {ratio} times")
+
 
 # %% [markdown]
 # Each doubling multiplies the work and the size of $S$ by exactly 4, and 2k to 8k is
 # $4^2 = 16$ times, as the lesson says. The memory is per head and per sequence: a layer of 8
 # heads keeps 8 such matrices, and training keeps every layer's weights for the backward pass.
 
+
 # %%
 n_heads, T = 8, 8192
 print(f"weights of one layer, {n_heads} heads, T = {T:,}: {n_heads * T * T * 4 / 2**30:.0f} GiB")
+
 
 # %% [markdown]
 # ## 2. The online softmax, derived
@@ -174,6 +184,7 @@ print(f"weights of one layer, {n_heads} heads, T = {T:,}: {n_heads * T * T * 4 /
 # A small example: $T = 12$ tokens with $d_k = 4$ and $d_v = 2$ (so that an output is a point in
 # the plane), the same numbers the lab at the end uses. We follow query 9, in blocks of 4 keys.
 
+
 # %%
 from attnlib.examples import tiling_example
 
@@ -189,6 +200,7 @@ i = 9
 s = Q[i] @ K.T / np.sqrt(d_k)  # query 9's scores against all 12 keys
 print(f"scores of query {i} against keys 0-11:")
 print(s)
+
 
 # %%
 m, l, acc = -np.inf, 0.0, np.zeros(d_v)
@@ -207,11 +219,13 @@ for start in range(0, T, block):
 weights = np.exp(s - s.max()) / np.exp(s - s.max()).sum()  # the ordinary softmax, all at once
 print("\nordinary softmax: weights @ V =", weights @ V, f"  (max {s.max():.4f})")
 
+
 # %% [markdown]
 # The second block holds key 7 with score 3.04, far above the first block's 0.70, so the past
 # is rescaled by $e^{0.70 - 3.04} \approx 0.096$: the first four keys now weigh about a tenth of
 # what they did. The third block's maximum (1.77) is below $m$, so its rescale factor is exactly
 # 1. After the last block, $\mathrm{acc}/\ell$ is the ordinary softmax output.
+
 
 # %% [markdown]
 # ### Exercise: one step of the online softmax
@@ -222,6 +236,7 @@ print("\nordinary softmax: weights @ V =", weights @ V, f"  (max {s.max():.4f})"
 # `m = -inf`, `l = 0`, `acc = [0, 0]`. Stuck? `ch10.online_softmax_step.hint()`, or
 # `ch10.online_softmax_step.solution()`.
 
+
 # %%
 from attnlib.exercises import ch10
 
@@ -231,6 +246,7 @@ def online_softmax_step(m, l, acc, s, v):
 
 
 ch10.online_softmax_step.check(online_softmax_step)
+
 
 # %% [markdown]
 # **Solution** (hidden; click the collapsed cell below to show it):
@@ -247,27 +263,25 @@ def online_softmax_step_solution(m, l, acc, s, v):
 
 ch10.online_softmax_step.check_solution(online_softmax_step_solution)
 
+
 # %% [markdown]
 # ## 3. Tiled attention, tile by tile
 #
-# One query row at a time would be slow. Tiled attention takes a **block of queries** at once
-# and streams the **blocks of keys** past it: each step computes one *tile* of scores,
-# (query block) × (key block), and updates $m$, $\ell$, $\mathrm{acc}$ for all rows of the query
-# block together. Only one tile of scores exists at a time.
-#
-# `attnlib.tiled.tiled_attention_steps` runs `attnlib.tiled_attention` one tile at a time and
-# hands us its state after each tile (the same code computes both). Our 12 tokens in blocks of 4
+# Tiled attention takes a **block of queries** at once and streams the **blocks of keys** past
+# it: each step computes one *tile* of scores, (query block) × (key block), and updates $m$,
+# $\ell$, $\mathrm{acc}$ for all rows of the query block together. Only one tile of scores
+# exists at a time. `attnlib.tiled.tiled_attention_steps` runs `attnlib.tiled_attention` one
+# tile at a time and hands us its state after each tile. Our 12 tokens in blocks of 4
 # make $3 \times 3 = 9$ tiles. For each tile we print which rows' maximum grew and how far the
 # rows' partial outputs $\mathrm{acc}/\ell$ still are from the exact ones:
+
 
 # %%
 from attnlib import scaled_dot_product_attention
 from attnlib.tiled import tiled_attention_steps
 
 exact, _ = scaled_dot_product_attention(Q, K, V)
-print(
-    f"{'tile':>4} {'queries':>8} {'keys':>6} {'max grew in rows':<18} {'max |acc/l - exact|':>20}"
-)
+print(f"{'tile':>4} {'queries':>8} {'keys':>6} {'max grew in':<18} {'max |acc/l - exact|':>20}")
 for step in tiled_attention_steps(Q, K, V, block_size=block):
     rows = range(step.rows.start, step.rows.stop)
     grew = [r for r, g in zip(rows, step.rescale[:, 0]) if 0 < g < 1]
@@ -276,15 +290,17 @@ for step in tiled_attention_steps(Q, K, V, block_size=block):
     keys = f"{step.cols.start}-{step.cols.stop - 1}"
     print(f"{step.index + 1:>4} {queries:>8} {keys:>6} {str(grew or '-'):<18} {gap:>20.4f}")
 
+
 # %% [markdown]
 # Within each query block the gap shrinks to 0 at its last key block, and at each tile the rows
 # whose maximum grew are rescaled (query 9 among them at tile 8, as in our hand computation).
 # The order of the tiles, and what a causal mask changes: under a causal mask (notebook 06)
 # query $i$ sees keys $j \le i$ only, so a tile entirely above the diagonal has nothing to
-# compute and is **skipped**, and the tiles on the diagonal are masked inside.
+# compute and is **skipped**, and the tiles on the diagonal are masked inside. (The cell
+# that draws the schedule is collapsed.)
 
 
-# %%
+# %% jupyter={"source_hidden": true}
 from attnlib import causal_mask
 from attnlib.pictures.tiling_diagram import tile_order_diagram
 
@@ -302,85 +318,22 @@ fig.suptitle(f"the order of the tiles (block size {block}); grey = masked pairs"
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
-# `tiled_attention` returns the outputs of the last tiles. Is it the same as plain attention,
-# for every block size, with and without the causal mask? The differences, measured in units of
-# float64's machine epsilon $\varepsilon \approx 2.2 \times 10^{-16}$ (the gap between 1 and the
-# next float64), with the same check in float32:
-
-# %%
-eps = np.finfo(np.float64).eps
-cases = [(b, c) for c in (False, True) for b in (1, 2, 3, 4, 5, 12)]
-gaps = {}
-for b, causal in cases:
-    reference, _ = scaled_dot_product_attention(Q, K, V, mask=causal_mask(T) if causal else None)
-    tiled = tiled_attention(Q, K, V, block_size=b, causal=causal)
-    gaps[b, causal] = (np.abs(tiled - reference).max(), np.array_equal(tiled, reference))
-
-Q32, K32, V32 = (x.astype(np.float32) for x in (Q, K, V))
-ref32, _ = scaled_dot_product_attention(Q32, K32, V32)
-gap32 = np.abs(tiled_attention(Q32, K32, V32, block_size=4) - ref32).max()
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-# The last bits of these differences depend on the processor and the numpy build.
-for (b, causal), (gap, same) in gaps.items():
-    bits = "  (bit for bit)" if same else ""
-    print(
-        f"block {b:>2}, causal {causal!s:<5}: largest difference {gap:.1e}"
-        f" = {gap / eps:.1f} eps{bits}"
-    )
-print(f"float32, block 4: largest difference {gap32:.1e}")
-
-# %%
-print("every case within 1e-15 of plain attention:", all(g < 1e-15 for g, _ in gaps.values()))
-print("cases equal bit for bit:", sum(same for _, same in gaps.values()), "of", len(gaps))
-print("float32 within 1e-6:", bool(gap32 < 1e-6))
 
 # %% [markdown]
-# Equal to within a few units in the last place, in every case; and not bit for bit, not even
-# with one tile (block 12). Floating-point arithmetic rounds after every operation, so the same
-# mathematics computed in a different order rounds differently; two lines show it in miniature
-# below.
-#
-# <details>
-# <summary>Three places where tiling changes the order</summary>
-#
-# - sums are added block by block instead of in one pass;
-# - $e^{s_j - m}$ for an early block is computed with the old maximum and then multiplied by
-#   $e^{m - m_{new}}$, while plain attention computes $e^{s_j - m_{new}}$ directly;
-# - the tiled version divides once at the end, $(\sum_j e^{s_j - m} v_j)/\ell$, while plain
-#   attention divides each weight first and then sums, $\sum_j (e^{s_j - m}/\ell)\, v_j$
-#   (that is the difference at block 12).
-#
-# </details>
+# After its last key block every row's gap is 0 (to the four decimals printed): tiling computes
+# the same softmax, only in another order. The lesson calls the outputs "identical"; they are
+# equal up to rounding, not bit for bit: the optional section measures how close (about
+# $10^{-16}$ in float64) and shows why the last bits differ.
 
-# %%
-print("(0.1 + 0.2) + 0.3 =", (0.1 + 0.2) + 0.3, "  0.1 + (0.2 + 0.3) =", 0.1 + (0.2 + 0.3))
-print("exp(1) * exp(1) =", math.exp(1) * math.exp(1), "  exp(2) =", math.exp(2))
-
-# %% [markdown]
-# <details>
-# <summary>About "identical outputs" (optional)</summary>
-#
-# The lesson says FlashAttention is "a pure speed and memory win with identical outputs". The
-# mathematics is identical, and that is the important part: no approximation, no change to the
-# model. The *numbers* are equal to rounding, not identical: about $10^{-16}$ apart in float64
-# and $10^{-7}$ in float32 here, as computed above. That is far below anything a model
-# notices, but it is why two runs, one with and one without tiling, may not agree to the last
-# digit, which matters when you test code by comparing outputs: compare with a tolerance
-# (`np.allclose`), not with `==`.
-#
-# </details>
 
 # %% [markdown]
 # ## 4. Memory: what tiling removes
 #
-# Python's `tracemalloc` records the memory that numpy allocates, and its largest total while a
-# function runs, the **peak**. We measure the peak of plain attention written out in numpy
-# (notebook 05's softmax with the row maximum subtracted) and of `attnlib.tiled_attention`, the
-# tiled version of sections 2 and 3, in float32 for $T$ from 256 to 2048 ($d_k = d_v = 64$,
-# blocks of 128; the inputs exist before and are not counted). As with the clock, we keep the smallest of three runs.
+# Python's `tracemalloc` records the largest total of memory numpy allocates while a function
+# runs, the **peak**. We measure it for plain attention written out in numpy (notebook 05's
+# softmax) and for `attnlib.tiled_attention`, in float32 for $T$ from 256 to 2048
+# ($d_k = d_v = 64$, blocks of 128; the inputs exist before and are not counted), keeping the
+# smallest of three runs.
 #
 # <details>
 # <summary>Why the smallest of three</summary>
@@ -403,9 +356,7 @@ def plain_attention(Q, K, V):
 
 rng = np.random.default_rng(SEED)
 sizes = np.array([256, 512, 1024, 2048])
-inputs = {
-    T: [rng.normal(size=(T, 64)).astype(np.float32) for _ in range(3)] for T in sizes
-}  # Q, K, V
+inputs = {T: rng.normal(size=(3, T, 64)).astype(np.float32) for T in sizes}  # Q, K, V
 methods = {
     "plain": plain_attention,
     "tiled": lambda Q, K, V: tiled_attention(Q, K, V, block_size=128),
@@ -425,13 +376,12 @@ def peak_mib(function, *args, runs=3):
 
 
 peaks = {name: [peak_mib(method, *inputs[T]) for T in sizes] for name, method in methods.items()}
-print(
-    f"{'T':>6} {'one (T, T) matrix':>18} {'plain peak':>11} {'= matrices':>11} {'tiled peak':>11}"
-)
+print(f"{'T':>6} {'one (T, T) matrix':>18} {'plain peak':>11} {'= matrices':>11} {'tiled':>11}")
 for i, T in enumerate(sizes):
     matrix = T * T * 4 / 2**20  # float32
     plain, tiled = peaks["plain"][i], peaks["tiled"][i]
     print(f"{T:>6} {matrix:>14.1f} MiB {plain:>7.1f} MiB {plain / matrix:>11.2f} {tiled:>7.1f} MiB")
+
 
 # %% [markdown]
 # Plain attention peaks at exactly three $(T, T)$ matrices: `S`, then `S - max` and its
@@ -439,9 +389,11 @@ for i, T in enumerate(sizes):
 # peak is a few tiles of $128 \times 128$ plus the output, $(T, d_v)$: it grows only linearly,
 # with the output (the optional section plots both).
 
+
 # %% [markdown]
 # The memory wall is removed. The work is not: tiled attention still computes every tile. We
 # count its multiply-adds from the tiles it actually computed, at $T = 1024$ in blocks of 128:
+
 
 # %%
 T_big = 1024
@@ -453,11 +405,13 @@ tiled_madds = sum(
 print(f"tiled attention, T = {T_big}: {tiled_madds:,} multiply-adds")
 print(f"plain attention, T = {T_big}: {attention_madds(T_big, 64, 64):,} multiply-adds")
 
+
 # %% [markdown]
 # The same number: $(T/128)^2$ tiles of $128^2 (d_k + d_v)$ multiply-adds each is
-# $T^2 (d_k + d_v)$ (the optional section measures its time growing like $T^2$). That is the lesson's
-# last sentence, both halves, in numbers: tiling "removes the memory wall but not the quadratic
+# $T^2 (d_k + d_v)$ (the optional section measures its time growing like $T^2$). That is the
+# lesson's last sentence, both halves, in numbers: tiling "removes the memory wall but not the quadratic
 # compute". At lengths we cannot run here, the counts are exact:
+
 
 # %%
 print(f"{'T':>8} {'S per head (float32)':>21} {'tiles of 128 x 128':>19}")
@@ -465,60 +419,19 @@ for T in (8192, 32768, 131072):
     print(f"{T:>8,} {T * T * 4 / 2**30:>17.2f} GiB {(T // 128) ** 2:>19,}")
 print(f"one 128 x 128 tile in float32: {128 * 128 * 4 // 1024} KiB, whatever T is")
 
+
 # %% [markdown]
 # ### Memory traffic: what makes FlashAttention fast
 #
-# Peak memory is one wall; on a GPU the other is **memory traffic**. A GPU has a large, slow
-# memory (HBM, tens of gigabytes) and a small, fast one on the chip (SRAM, some hundreds of
-# kilobytes per core). Attention does few operations per number it touches, so its time goes
-# mostly into moving numbers between the two (notebook 08 met the same ratio of FLOPs to
-# bytes in decoding). Dao et al. (2022), *FlashAttention: Fast and Memory-Efficient Exact
-# Attention with IO-Awareness*, count those reads and writes; their Theorem 2: standard
-# attention needs $\Theta(Nd + N^2)$ accesses to HBM, FlashAttention $\Theta(N^2 d^2 / M)$,
-# for $N$ tokens, head width $d$ and $M$ numbers of fast memory.
-#
-# We count both for $N$ tokens and $d = d_k = d_v$. Plain attention reads $Q$ and $K$, writes
-# $S$, reads it back for the softmax, writes the weights $P$, reads them and $V$, writes $O$:
-# $4N^2 + 4Nd$ numbers. Tiled attention (our loop order: a block of $B$ queries stays in fast
-# memory while the key blocks stream past) reads $Q$ once and writes $O$ once, but reads all of
-# $K$ and $V$ once per query block: $2Nd + (N/B) \cdot 2Nd$. The second count, taken from the
-# tiles `tiled_attention` actually computes, at $T = 1024$ in blocks of 128:
+# Peak memory is one wall; on a GPU the other is **memory traffic** between a large, slow
+# memory (HBM) and a small, fast one on the chip (SRAM). Attention does few operations per
+# number it touches, so its time goes mostly into moving numbers (notebook 08 met the same
+# ratio in decoding). Plain attention writes the $T \times T$ scores and weights to slow memory
+# and reads them back; tiled attention keeps each tile in fast memory and streams only $K$ and
+# $V$ past each block of queries: with $d = 64$ and blocks of 128, about a quarter as many
+# numbers. That, not fewer operations, is what makes FlashAttention fast. The optional section
+# counts the reads and writes, as Dao et al. (2022) do.
 
-
-# %%
-def moved_plain(N, d):
-    """Numbers plain attention reads and writes in slow memory: Q, K in; S out and in; P out
-    and in, V in; O out."""
-    return 2 * N * d + 4 * N * N + 2 * N * d
-
-
-def moved_tiled(N, d, B):
-    """Q in and O out once; K and V in once per query block of B rows."""
-    return 2 * N * d + (N // B) * 2 * N * d
-
-
-moved = 0
-for step in tiled_attention_steps(Qb, Kb, Vb, block_size=128):
-    n_rows, n_cols = step.scores.shape
-    moved += 2 * n_cols * 64  # this key block's K and V come in
-    moved += n_rows * 64 * (step.k_block == 0)  # the query block's Q comes in
-    moved += n_rows * 64 * step.last  # and its output goes out
-print(f"tiled, counted tile by tile: {moved:,} numbers; formula: {moved_tiled(1024, 64, 128):,}")
-
-print(f"\n{'N':>8} {'plain':>16} {'tiled, B = 128':>16} {'plain / tiled':>14}")
-for N in (1024, 8192, 131072):
-    plain, tiled = moved_plain(N, 64), moved_tiled(N, 64, 128)
-    print(f"{N:>8,} {plain:>16,} {tiled:>16,} {plain / tiled:>14.2f}")
-
-# %% [markdown]
-# Both counts still grow like $N^2$, but tiling moves $d/(2B)$ as much, here about a quarter:
-# the $N^2$ matrices never travel, only $K$ and $V$, once per query block. How large $B$ can be
-# is set by the fast memory: a query block, its running output, a key block, a value block and
-# one tile must fit, about $4Bd + B^2 \le M$ numbers, so $B$ grows with $M/d$, and
-# $N^2 d / B$ is the theorem's $N^2 d^2 / M$. With $d = 64$, $B = 128$ takes 48K numbers (96 KiB
-# in float16), which fits in one core's fast memory of a recent GPU. Fewer bytes moved is what
-# makes FlashAttention several times faster on a GPU even though it does the same, or in the
-# backward pass more, arithmetic (the optional section shows why more).
 
 # %% [markdown]
 # ## 5. The tiling lab
@@ -539,11 +452,13 @@ for N in (1024, 8192, 131072):
 #
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
+
 # %%
 # NBVAL_IGNORE_OUTPUT
 from attnlib.labs import tiling_lab
 
 tiling_lab(Q, K, V)
+
 
 # %% [markdown]
 # ## Check yourself
@@ -582,33 +497,165 @@ tiling_lab(Q, K, V)
 #
 # </details>
 
+
 # %% [markdown]
 # ## Summary
 #
 # - Attention compares every query with every key: $T^2 (d_k + d_v)$ multiply-adds and $T^2$
 #   scores per head. Double $T$ and both grow 4 times; 2k to 8k tokens is exactly 16 times.
-# - Measured (optional section), the time grows like $T^p$ with $p$ close to 2, once the
-#   matrices no longer fit in the processor's cache.
 # - The online softmax keeps a running maximum $m$, normaliser $\ell$ and weighted sum
 #   $\mathrm{acc}$; when a block raises the maximum, the old $\ell$ and $\mathrm{acc}$ are
-#   multiplied by $e^{m_{old} - m_{new}}$. After the last block $\mathrm{acc}/\ell$ is the exact
-#   softmax output.
+#   multiplied by $e^{m_{old} - m_{new}}$. After the last block $\mathrm{acc}/\ell$ is exact.
 # - Tiled (FlashAttention-style) attention applies it to tiles of queries × keys: the same
-#   mathematics, equal to plain attention up to rounding (about $10^{-16}$ in float64), though
-#   not bit for bit, because the operations happen in a different order.
+#   mathematics, equal to plain attention up to rounding ($10^{-16}$, optional section).
 # - Tiling removes the memory wall (peak memory linear in $T$ instead of three $T \times T$
 #   matrices) but not the quadratic work (FLOPs = 2 × multiply-adds). On a GPU it also cuts
-#   the traffic to slow memory, $\Theta(Nd + N^2)$ to $\Theta(N^2 d^2 / M)$ (Dao et al.,
-#   2022), which is where its speed comes from; the backward pass recomputes the weights from
-#   one log-sum-exp per row instead of storing them.
+#   the traffic to slow memory, which is where its speed comes from.
 #
 # **Next:** [11 · Gradients](11_gradients.ipynb), or first the optional section below.
+
 
 # %% [markdown]
 # ## Going further (optional)
 #
-# The clock on this machine, and four questions a careful reader asks next, each with its
-# numbers.
+# How equal tiled attention is, the memory traffic counted, the clock on this machine, and three
+# questions a careful reader asks next, each with its numbers.
+
+
+# %% [markdown]
+# ### Equal to plain attention, but not bit for bit
+#
+# `tiled_attention` returns the outputs of the last tiles. Is it the same as plain attention,
+# for every block size, with and without the causal mask? The differences, measured in units of
+# float64's machine epsilon $\varepsilon \approx 2.2 \times 10^{-16}$ (the gap between 1 and the
+# next float64), with the same check in float32, on the 12 tokens of sections 2 and 3:
+
+
+# %%
+T = len(Q)  # the 12 tokens of sections 2 and 3
+eps = np.finfo(np.float64).eps
+cases = [(b, c) for c in (False, True) for b in (1, 2, 3, 4, 5, 12)]
+gaps = {}
+for b, causal in cases:
+    reference, _ = scaled_dot_product_attention(Q, K, V, mask=causal_mask(T) if causal else None)
+    tiled = tiled_attention(Q, K, V, block_size=b, causal=causal)
+    gaps[b, causal] = (np.abs(tiled - reference).max(), np.array_equal(tiled, reference))
+
+Q32, K32, V32 = (x.astype(np.float32) for x in (Q, K, V))
+ref32, _ = scaled_dot_product_attention(Q32, K32, V32)
+gap32 = np.abs(tiled_attention(Q32, K32, V32, block_size=4) - ref32).max()
+
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+# The last bits of these differences depend on the processor and the numpy build.
+for (b, causal), (gap, same) in gaps.items():
+    bits = "  (bit for bit)" if same else ""
+    print(
+        f"block {b:>2}, causal {causal!s:<5}: largest difference {gap:.1e}"
+        f" = {gap / eps:.1f} eps{bits}"
+    )
+print(f"float32, block 4: largest difference {gap32:.1e}")
+
+
+# %%
+print("every case within 1e-15 of plain attention:", all(g < 1e-15 for g, _ in gaps.values()))
+print("cases equal bit for bit:", sum(same for _, same in gaps.values()), "of", len(gaps))
+print("float32 within 1e-6:", bool(gap32 < 1e-6))
+
+
+# %% [markdown]
+# Equal to within a few units in the last place, in every case; and not bit for bit, not even
+# with one tile (block 12). Floating-point arithmetic rounds after every operation, so the same
+# mathematics computed in a different order rounds differently; two lines show it in miniature
+# below.
+#
+# <details>
+# <summary>Three places where tiling changes the order</summary>
+#
+# - sums are added block by block instead of in one pass;
+# - $e^{s_j - m}$ for an early block is computed with the old maximum and then multiplied by
+#   $e^{m - m_{new}}$, while plain attention computes $e^{s_j - m_{new}}$ directly;
+# - the tiled version divides once at the end, $(\sum_j e^{s_j - m} v_j)/\ell$, while plain
+#   attention divides each weight first and then sums, $\sum_j (e^{s_j - m}/\ell)\, v_j$
+#   (that is the difference at block 12).
+#
+# </details>
+
+
+# %%
+print("(0.1 + 0.2) + 0.3 =", (0.1 + 0.2) + 0.3, "  0.1 + (0.2 + 0.3) =", 0.1 + (0.2 + 0.3))
+print("exp(1) * exp(1) =", math.exp(1) * math.exp(1), "  exp(2) =", math.exp(2))
+
+
+# %% [markdown]
+# <details>
+# <summary>About "identical outputs"</summary>
+#
+# The lesson says FlashAttention is "a pure speed and memory win with identical outputs". The
+# mathematics is identical, and that is the important part: no approximation, no change to the
+# model. The *numbers* are equal to rounding, not identical: about $10^{-16}$ apart in float64
+# and $10^{-7}$ in float32 here, as computed above. That is far below anything a model
+# notices, but it is why two runs, one with and one without tiling, may not agree to the last
+# digit, which matters when you test code by comparing outputs: compare with a tolerance
+# (`np.allclose`), not with `==`.
+#
+# </details>
+
+
+# %% [markdown]
+# ### Memory traffic, counted
+#
+# Section 4 said that tiled attention moves far fewer numbers between slow and fast memory.
+# Dao et al. (2022), *FlashAttention: Fast and Memory-Efficient Exact Attention with
+# IO-Awareness*, count those reads and writes; their Theorem 2: standard
+# attention needs $\Theta(Nd + N^2)$ accesses to HBM, FlashAttention $\Theta(N^2 d^2 / M)$,
+# for $N$ tokens, head width $d$ and $M$ numbers of fast memory.
+#
+# We count both for $N$ tokens and $d = d_k = d_v$. Plain attention reads $Q$ and $K$, writes
+# $S$, reads it back for the softmax, writes the weights $P$, reads them and $V$, writes $O$:
+# $4N^2 + 4Nd$ numbers. Tiled attention (our loop order: a block of $B$ queries stays in fast
+# memory while the key blocks stream past) reads $Q$ once and writes $O$ once, but reads all of
+# $K$ and $V$ once per query block: $2Nd + (N/B) \cdot 2Nd$. The second count, taken from the
+# tiles `tiled_attention` actually computes, at $T = 1024$ in blocks of 128:
+
+
+# %%
+def moved_plain(N, d):
+    """Numbers plain attention reads and writes in slow memory: Q, K in; S out and in; P out
+    and in, V in; O out."""
+    return 2 * N * d + 4 * N * N + 2 * N * d
+
+
+def moved_tiled(N, d, B):
+    """Q in and O out once; K and V in once per query block of B rows."""
+    return 2 * N * d + (N // B) * 2 * N * d
+
+
+moved = 0
+for step in tiled_attention_steps(Qb, Kb, Vb, block_size=128):
+    n_rows, n_cols = step.scores.shape
+    moved += 2 * n_cols * 64  # this key block's K and V come in
+    moved += n_rows * 64 * (step.k_block == 0)  # the query block's Q comes in
+    moved += n_rows * 64 * step.last  # and its output goes out
+print(f"tiled, counted tile by tile: {moved:,} numbers; formula: {moved_tiled(1024, 64, 128):,}")
+
+print(f"\n{'N':>8} {'plain':>16} {'tiled, B = 128':>16} {'plain / tiled':>14}")
+for N in (1024, 8192, 131072):
+    plain, tiled = moved_plain(N, 64), moved_tiled(N, 64, 128)
+    print(f"{N:>8,} {plain:>16,} {tiled:>16,} {plain / tiled:>14.2f}")
+
+
+# %% [markdown]
+# Both counts still grow like $N^2$, but tiling moves $d/(2B)$ as much, here about a quarter:
+# the $N^2$ matrices never travel, only $K$ and $V$, once per query block. How large $B$ can be
+# is set by the fast memory: a query block, its running output, a key block, a value block and
+# one tile must fit, about $4Bd + B^2 \le M$ numbers, so $B$ grows with $M/d$, and
+# $N^2 d / B$ is the theorem's $N^2 d^2 / M$. With $d = 64$, $B = 128$ takes 48K numbers (96 KiB
+# in float16), which fits in one core's fast memory of a recent GPU. Fewer bytes moved is what
+# makes FlashAttention several times faster on a GPU even though it does the same, or in the
+# backward pass more, arithmetic (the backward pass, below, shows why more).
+
 
 # %% [markdown]
 # ### Measuring the time, and the memory in a picture
@@ -624,6 +671,7 @@ tiling_lab(Q, K, V)
 # fastest of five runs per size, with the sizes interleaved.
 #
 # </details>
+
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -643,9 +691,11 @@ for i, T in enumerate(sizes):
         row += f" {1e3 * seconds[name][i]:>11.1f} {growth:>11}"
     print(row)
 
+
 # %% [markdown]
 # If time is $c\,T^p$, then $\log(\text{time}) = \log c + p \log T$: on log-log axes it is a
 # straight line of slope $p$. The dashed grey lines have slope exactly 2.
+
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -662,6 +712,7 @@ ax.set_title("time of attention against T; dashed: slope 2")
 ax.legend()
 plt.show()
 
+
 # %% [markdown]
 # The slope is the exponent $p$; we fit it by least squares on the logarithms. (The step from
 # 256 to 512 is often steeper than 4x: a $256 \times 256$ float32 matrix, 256 KiB, fits in the
@@ -669,15 +720,18 @@ plt.show()
 # The fitted values change a little from run to run, so what the notebook checks is a
 # tolerance: an exponent near 1 or near 3 would fail it.
 
+
 # %%
 # NBVAL_IGNORE_OUTPUT
 exponents = {name: np.polyfit(np.log(sizes), np.log(secs), 1)[0] for name, secs in seconds.items()}
 for name, p in exponents.items():
     print(f"{name}: fitted exponent p = {p:.2f}")
 
+
 # %%
 for name, p in exponents.items():
     print(f"{name} attention: time grows like T^p, p close to 2 (1.5 < p < 2.5):", 1.5 < p < 2.5)
+
 
 # %% [markdown]
 # Both are quadratic: doubling $T$ multiplies the time by about 4 (the "x previous" columns),
@@ -686,6 +740,7 @@ for name, p in exponents.items():
 # tile stays in the processor's small, fast cache while a $2048 \times 2048$ matrix must travel
 # to and from main memory. That is FlashAttention's idea on a GPU, where the fast memory is the
 # chip's own; numpy does not control it, so section 4 measures what we can control: memory.
+
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -699,6 +754,7 @@ ax.set_ylabel("peak memory (MiB, log scale)")
 ax.set_title("peak memory of attention against T")
 ax.legend()
 plt.show()
+
 
 # %% [markdown]
 # ### The whole layer: a precision note on "16× more attention work"
@@ -721,10 +777,12 @@ for T in (2048, 8192):
     share = attention_madds(T, 512, 512) / layer_madds(T)
     print(f"  T = {T:,}: Q K^T and A V are {share:.0%} of the layer's multiply-adds")
 
+
 # %% [markdown]
 # The longer the context, the more the $T^2$ part dominates and the closer the ratio gets to 16.
 # (The feed-forward block after attention also grows linearly, so a whole transformer grows by
 # less again.)
+
 
 # %% [markdown]
 # ### The backward pass keeps one number per row, not the $T \times T$ weights
@@ -737,6 +795,7 @@ for T in (2048, 8192):
 # recomputes too ($Q_i K_j^\top / \sqrt{d_k}$): more arithmetic, $T$ numbers of memory instead
 # of $T^2$, and far less traffic. On our 12 tokens:
 
+
 # %%
 steps = list(tiled_attention_steps(Q, K, V, block_size=block))
 L = np.concatenate([s.m[:, 0] + np.log(s.l[:, 0]) for s in steps if s.last])  # (T,)
@@ -744,6 +803,7 @@ S = Q @ K.T / np.sqrt(Q.shape[-1])  # recomputed from Q and K
 _, A = scaled_dot_product_attention(Q, K, V)
 print("exp(S - L) equals the softmax weights:", np.allclose(np.exp(S - L[:, None]), A))
 print(f"kept from the forward pass: {L.size} numbers instead of {A.size}")
+
 
 # %% [markdown]
 # ### A tile where a row sees nothing: $-\infty - (-\infty)$
@@ -778,6 +838,7 @@ for guard in (False, True):
     print(f"guard {guard!s:<5}: output {state[2] / state[1]}")
 print("softmax over keys 2, 3:", softmax(s9[2:4]) @ V[2:4])
 
+
 # %% [markdown]
 # `attnlib.tiled_attention` needs no guard: the only mask it applies is the causal one, and key
 # 0, in every row's first tile, is visible to every query. A row that sees no key at all ends
@@ -787,6 +848,7 @@ print("softmax over keys 2, 3:", softmax(s9[2:4]) @ V[2:4])
 #
 # How often does a row's maximum grow at block size 2? A row has 6 key blocks; after the
 # first, the maximum grows when a block holds a score above all earlier ones:
+
 
 # %%
 grew = np.zeros(len(Q), dtype=int)
