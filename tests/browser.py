@@ -169,13 +169,10 @@ def start_jupyterlab(
     work.mkdir(parents=True)
     for path in notebooks:
         shutil.copy(path, work / path.name)
-    settings = {  # no news toast; render every cell (no windowing), so outputs stay in the page
-        # (the default, "contentVisibility", leaves cells out of view empty: no text, no picture)
+    settings = {  # no news toast; the notebook's own windowing (JupyterLab's default,
+        # "contentVisibility": cells out of view are not drawn; a test scrolls to what it checks)
         ("apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
-        ("notebook-extension", "tracker"): {
-            "windowingMode": "none",
-            "autoStartDefaultKernel": True,
-        },
+        ("notebook-extension", "tracker"): {"autoStartDefaultKernel": True},
     }
     for (extension, plugin), values in settings.items():
         folder = home / "settings" / "@jupyterlab" / extension
