@@ -40,6 +40,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=run_order)  # stable: within a group, the collection order stays
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without it
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """``--dist loadfile``, except that the browser files are one unit of work."""
     if config.getoption("dist") != "loadfile":

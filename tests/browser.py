@@ -169,13 +169,10 @@ def start_jupyterlab(
     work.mkdir(parents=True)
     for path in notebooks:
         shutil.copy(path, work / path.name)
-    settings = {  # no news toast; render every cell (no windowing), so outputs stay in the page
-        # (the default, "contentVisibility", leaves cells out of view empty: no text, no picture)
+    settings = {  # no news toast; the notebook's own windowing (JupyterLab's default,
+        # "contentVisibility": cells out of view are not drawn; a test scrolls to what it checks)
         ("apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
-        ("notebook-extension", "tracker"): {
-            "windowingMode": "none",
-            "autoStartDefaultKernel": True,
-        },
+        ("notebook-extension", "tracker"): {"autoStartDefaultKernel": True},
     }
     for (extension, plugin), values in settings.items():
         folder = home / "settings" / "@jupyterlab" / extension
@@ -480,15 +477,11 @@ def page_console_error(msg) -> bool:
 
 
 @contextlib.contextmanager
-def open_page(
-    browser, name: str, width: int, height: int, unload: bool = False
-) -> Iterator[tuple[Any, list[str]]]:
+def open_page(browser, name: str, width: int, height: int) -> Iterator[tuple[Any, list[str]]]:
     """A page of ``width`` x ``height`` that notes websocket arrivals (NOTE_ARRIVALS) and
     collects the page's errors (uncaught exceptions, and console errors except a failed load of a
     file from outside 127.0.0.1: the tests run offline); on a failure, a full-page screenshot
-    ``ARTIFACTS/{name}-failure.png``. Yields (page, errors); the page is closed at the end, with
-    its unload handlers run if ``unload`` (a voila page then shuts its kernel down, as when a tab
-    is closed, so that it stops drawing ahead for nobody)."""
+    ``ARTIFACTS/{name}-failure.png``. Yields (page, errors); the page is closed at the end."""
     page = browser.new_page(viewport={"width": width, "height": height})
     page.add_init_script(NOTE_ARRIVALS)
     errors: list[str] = []
@@ -507,7 +500,7 @@ def open_page(
         page.screenshot(path=ARTIFACTS / f"{name}-failure.png", full_page=True)
         raise
     finally:
-        page.close(run_before_unload=unload)
+        page.close()
 
 
 def page_clock(page) -> float:
@@ -607,12 +600,13 @@ def move_every_control(page, lab) -> list[float]:
         slider = sliders.nth(i)
         disabled = "h => !!h.closest('[disabled]')"
         for j in range(buttons.count()):  # a slider may only apply to some choices
+            kernel_answered(page)  # a picture drawn ahead shows before the kernel enables it
             if not slider.evaluate(disabled):
                 break
             if not is_active(buttons.nth(j)):
                 shown = click(buttons.nth(j), f"clicking button {j}")
+        kernel_answered(page)  # the slider's end may follow the last move too
         assert not slider.evaluate(disabled), f"slider {i} is never enabled"
-        kernel_answered(page)  # the slider's end may follow the last move
         at_max = slider.get_attribute("aria-valuenow") == slider.get_attribute("aria-valuemax")
         slider.focus()
         for key in ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft"):

@@ -307,10 +307,7 @@ def test_a_lab_notebook_under_voila_as_readme_offers_to_present_it(browser_sessi
     its code; every control moves the picture; no error."""
     name = PRESENTED_NOTEBOOK.stem
     url = browser_session.presented
-    with open_page(browser_session.chromium, f"voila-{name}", 1920, 1080, unload=True) as (
-        page,
-        errors,
-    ):
+    with open_page(browser_session.chromium, f"voila-{name}", 1920, 1080) as (page, errors):
         page.goto(url, timeout=60_000)
         lab = page.locator(".attnlib-lab").first
         lab.locator("img").wait_for(timeout=60_000)
@@ -350,10 +347,7 @@ def bench(browser_session):
     """The lab bench's page at 1920 x 1080, every lab shown; axe-core's scan of it made then.
     Yields (page, labs, errors, violations)."""
     url = browser_session.bench
-    with open_page(browser_session.chromium, "lab_bench", 1920, 1080, unload=True) as (
-        page,
-        errors,
-    ):
+    with open_page(browser_session.chromium, "lab_bench", 1920, 1080) as (page, errors):
         page.goto(url, timeout=60_000)
         labs = page.locator(".attnlib-present")
         expected = [n for n in attnlib.labs.__all__ if n.endswith("_lab")]

@@ -10,7 +10,6 @@ another host is refused, as in a room without internet.
 
 Needs what ``test_labs_in_browser.py`` needs, plus ``notebooks/vendor/reveal.js``; without them
 the tests are skipped, except in CI (CI set), where they fail (.ci/run fetches the files).
-Until the last test, the page is kept open (its kernel drawing ahead); closing it ends the kernel.
 """
 
 from __future__ import annotations
@@ -55,10 +54,7 @@ def deck(browser_session):
         missing = "reveal.js missing: python tools/fetch_web_assets.py (needs npm)"
         (pytest.fail if os.environ.get("CI") else pytest.skip)(missing)
     url = browser_session.slides
-    with open_page(browser_session.chromium, "lab_slides", 1920, 1080, unload=True) as (
-        page,
-        errors,
-    ):
+    with open_page(browser_session.chromium, "lab_slides", 1920, 1080) as (page, errors):
         outside: list[str] = []
 
         def offline(route) -> None:
