@@ -60,15 +60,13 @@ LAUNCH_ARGS = [
 #: for the CPU. The page the test sees is served the same way either way. jupytext is a
 #: contributors' tool, not in the student install (requirements.txt): its lab extension, which
 #: throws a console error in every voila page, is left out as a student's voila has none.
-#: voila.json culls a kernel 60 s idle without a connection; a kernel run ahead that waited
-#: longer than that for its page is culled if the cull (every 15 s) comes between voila handing
-#: it to the page and the page's websocket connecting (seen here: "Culling 'idle' kernel ... with
-#: 0 connections due to 80 seconds of inactivity", then a page without its labs). The tests open
-#: the voila pages a minute or two after the servers start, so they cull later.
+#: (voila.json's cull, 900 s idle without a connection, is kept: with 60 s, a kernel run ahead
+#: that waited longer than that for its page was culled between voila handing it to the page
+#: and the page's websocket connecting, seen here: "Culling 'idle' kernel ... with 0
+#: connections due to 80 seconds of inactivity", then a page without its labs.)
 #: README's own options are in voila.json, which voila reads from its working directory (ROOT).
 VOILA_TEST_OPTIONS = (
     "--VoilaKernelManager.fill_delay=3600",
-    "--MappingKernelManager.cull_idle_timeout=600",
     "--VoilaConfiguration.extension_denylist=jupyterlab-jupytext",
 )
 #: Server extensions JupyterLab loads that no notebook page uses: language servers (they look
