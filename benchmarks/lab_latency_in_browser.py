@@ -119,10 +119,14 @@ RECORD = """lab => {
     const readouts = lab.querySelectorAll('.attnlib-readout');
     const handle = lab.querySelectorAll('.noUi-handle')[1];
     const log = {frames: [], inputs: []};
-    new MutationObserver(() => log.frames.push(
-        [performance.now(), parseInt(readouts[1].innerText),
-         performance.timeOrigin + performance.now()])).observe(
-        img, {attributes: true, attributeFilter: ['src']});
+    // The picture's change is timed when it happens; the slider value it shows is read from the
+    // readout at the next paint (a Label writes its text in a microtask, which may run after
+    // this observer's): the picture and readout a person sees together.
+    new MutationObserver(() => {
+        const t = performance.now();
+        requestAnimationFrame(() => log.frames.push(
+            [t, parseInt(readouts[1].innerText), performance.timeOrigin + t]));
+    }).observe(img, {attributes: true, attributeFilter: ['src']});
     const note = e => setTimeout(() => log.inputs.push(
         [e.timeStamp, parseInt(handle.getAttribute('aria-valuenow'))]), 0);
     handle.addEventListener('keydown', note);

@@ -77,12 +77,15 @@ function initialize({ model }) {
     const frame = frames.get(key);
     if (frame === undefined || key === shownKey) return; // the kernel is drawing it
     shownKey = key;
-    lab.picture.set("value", frame.picture);
+    // Caption and readouts before the picture: a Label view writes its text in a microtask
+    // (ipywidgets' typeset), so set after the picture it would still show the previous state's
+    // text to whatever watches the picture change (a MutationObserver, the latency benchmark).
     lab.caption.set("value", frame.caption);
     for (const [name, text] of Object.entries(frame.readouts)) {
       const readout = lab.readouts[name];
       if (readout !== undefined) readout.set("value", text);
     }
+    lab.picture.set("value", frame.picture);
     alt = frame.alt;
     dress();
   }
