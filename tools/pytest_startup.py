@@ -16,6 +16,11 @@ It keeps the suite fast on a small machine, and changes nothing that a test chec
   per process is set here, before anything imports numpy; the kernels inherit it. A value
   already set in the environment wins.
 
+* Some machines set ``PYTHONDONTWRITEBYTECODE`` (this project's development machines do). The suite
+  starts about thirty Python processes (workers, a kernel per notebook, the browser tests'
+  servers and kernels), and each would compile attnlib's and the tests' sources again (~0.25 s
+  of CPU each); here they write and reuse the usual git-ignored ``__pycache__`` files instead.
+
 It also makes every kernel the suite starts (nbval's, and the browser tests' servers') run
 ``tools/kernel_startup.py`` first, which checks each figure's text size as the figure is drawn
 (:mod:`tools.figure_text`): nbval's run of a notebook fails on a figure whose text is too small.
@@ -35,3 +40,5 @@ for _format_checker in ("rfc3987_syntax", "isoduration", "rfc3986_validator"):
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 os.environ["PYTHONSTARTUP"] = str(KERNEL_STARTUP)
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
