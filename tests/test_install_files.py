@@ -138,3 +138,28 @@ def test_voila_settings_cull_the_kernels_of_closed_pages_as_readme_says() -> Non
     readme = " ".join((ROOT / "README.md").read_text().split())
     stated = f"culled after {cull['cull_idle_timeout']} s idle with no page connected, checked"
     assert f"{stated} every {cull['cull_interval']} s" in readme
+
+
+def test_every_data_file_of_attnlib_is_declared_as_package_data() -> None:
+    """A file that is not Python (the labs' browser module, say) ships in a wheel only if
+    pyproject's package-data names it; an editable install would hide the omission."""
+    import fnmatch
+
+    section = (ROOT / "pyproject.toml").read_text().split("[tool.setuptools.package-data]")[1]
+    declared = {  # lines such as "attnlib.labs" = ["*.js"] (tomllib is Python 3.11+)
+        package: re.findall(r'"([^"]+)"', patterns)
+        for package, patterns in re.findall(r'^"([\w.]+)"\s*=\s*\[(.*)\]', section, re.M)
+    }
+    tracked = subprocess.run(
+        ["git", "ls-files", "attnlib"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    data = [Path(name) for name in tracked if not name.endswith(".py")]
+    undeclared = [
+        str(path)
+        for path in data
+        if not any(
+            fnmatch.fnmatch(path.name, pattern)
+            for pattern in declared.get(".".join(path.parent.parts), [])
+        )
+    ]
+    assert data and not undeclared, f"not in [tool.setuptools.package-data]: {undeclared}"
