@@ -27,7 +27,14 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_float_array, check_finite, check_int, check_positive_real
+from ._validation import (
+    as_float_array,
+    check_allocation,
+    check_bytes,
+    check_finite,
+    check_int,
+    check_positive_real,
+)
 
 __all__ = [
     "PAIRINGS",
@@ -73,9 +80,16 @@ def rope_frequencies(d: int, base: float = 10000.0) -> np.ndarray:
     ndarray, shape (d // 2,)
         ``theta_0 = 1`` (radians per position) down to ``base ** (-(d - 2) / d)``. The same
         frequencies as :func:`sinusoidal`.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is odd or < 2, ``base`` is not > 0, or the frequencies would exceed
+        ``attnlib._validation.MAX_BYTES`` (4 GiB).
     """
     d = _check_even_width(d, "d")
     base = check_positive_real(base, "base")
+    check_allocation((d // 2,), np.float64, f"the frequencies (d // 2,) of rope_frequencies(d={d})")
     return base ** (-np.arange(0, d, 2) / d)
 
 
@@ -98,8 +112,16 @@ def sinusoidal(T: int, d: int, base: float = 10000.0) -> np.ndarray:
     ndarray, shape (T, d)
         Each row has norm ``sqrt(d / 2)`` (one sin^2 + cos^2 = 1 per pair), and
         ``PE[i] . PE[j] = sum_m cos((i - j) theta_m)`` depends on ``i - j`` only.
+
+    Raises
+    ------
+    ValueError
+        If ``T < 1``, ``d`` is odd or < 2, or the table would exceed
+        ``attnlib._validation.MAX_BYTES`` (4 GiB).
     """
     T = check_int(T, "T")
+    d = _check_even_width(d, "d")
+    check_bytes(_sin_cos_bytes(T, d), f"the sinusoidal table (T, d) of sinusoidal(T={T}, d={d})")
     theta = rope_frequencies(d, base)
     return _sin_cos(np.arange(T, dtype=np.float64), theta)
 
@@ -152,6 +174,13 @@ def rope(
     -------
     ndarray, shape (..., T, d)
         A new float array; every vector keeps its norm.
+
+    Raises
+    ------
+    ValueError
+        If d is odd, x holds no token, ``positions`` does not match, or the result and its
+        angle table would exceed ``attnlib._validation.MAX_BYTES`` (4 GiB): possible for a
+        broadcast view ``x`` that takes far less memory than its shape says.
     """
     if pairs not in PAIRINGS:
         raise ValueError(f"pairs must be one of {PAIRINGS}; got pairs={pairs!r}")
@@ -164,6 +193,11 @@ def rope(
         )
     if d == 0 or T == 0:
         raise ValueError(f"x must have at least one token and d >= 2; got shape {arr.shape}")
+    # the result (..., T, d); the positions (T,) and angles (T, d/2) in float64, cos and sin
+    check_bytes(
+        arr.size * arr.itemsize + 8 * T + T * (d // 2) * (8 + 2 * arr.itemsize),
+        f"the result (..., T, d) of rope(x) for x shape {arr.shape}",
+    )
     p = _check_positions(positions, T)
     angles = p[:, None] * rope_frequencies(d, base)[None, :]  # (T, d/2)
     cos, sin = np.cos(angles).astype(arr.dtype), np.sin(angles).astype(arr.dtype)
@@ -199,16 +233,27 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     ndarray, shape (n_heads,)
         For 8 heads ``1/2, 1/4, ..., 1/256``; for 12 heads those eight, then ``2 ** -0.5``,
         ``2 ** -1.5``, ``2 ** -2.5``, ``2 ** -3.5``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_heads < 1``, or the slopes would exceed ``attnlib._validation.MAX_BYTES``
+        (4 GiB).
     """
     n_heads = check_int(n_heads, "n_heads")
-    return np.array(_slopes(n_heads))
+    check_allocation((n_heads,), np.float64, f"the slopes of alibi_slopes(n_heads={n_heads})")
+    return _slopes(n_heads)
 
 
-def _slopes(n: int) -> list[float]:
-    if n & (n - 1) == 0:  # a power of two
-        return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
-    below = 2 ** math.floor(math.log2(n))
-    return _slopes(below) + _slopes(2 * below)[0::2][: n - below]
+def _slopes(n: int) -> np.ndarray:
+    """The slopes of ``n`` heads: those of the largest power of two ``below <= n``, then the
+    odd-numbered slopes ``h = 1, 3, 5, ...`` of ``2 * below`` heads (the paper's recursion)."""
+    below = 1 << (n.bit_length() - 1)  # the largest power of two <= n
+    slopes = 2.0 ** (-8.0 * np.arange(1, below + 1) / below)
+    if below == n:
+        return slopes
+    extra = 2.0 ** (-8.0 * np.arange(1, 2 * (n - below), 2) / (2 * below))
+    return np.concatenate([slopes, extra])
 
 
 def alibi_bias(n_heads: int, T_q: int, T_k: int | None = None) -> np.ndarray:
@@ -237,8 +282,14 @@ def alibi_bias(n_heads: int, T_q: int, T_k: int | None = None) -> np.ndarray:
         before the softmax, as an additive mask. (The paper's code adds ``m_h j`` instead,
         which differs from ``-m_h (i - j)`` by ``m_h i``, a constant along each row that the
         softmax ignores.)
+
+    Raises
+    ------
+    ValueError
+        If a size is < 1, ``T_k < T_q``, or the bias would exceed
+        ``attnlib._validation.MAX_BYTES`` (4 GiB).
     """
-    slopes = alibi_slopes(n_heads)
+    n_heads = check_int(n_heads, "n_heads")
     T_q = check_int(T_q, "T_q")
     T_k = T_q if T_k is None else check_int(T_k, "T_k")
     if T_k < T_q:
@@ -246,6 +297,12 @@ def alibi_bias(n_heads: int, T_q: int, T_k: int | None = None) -> np.ndarray:
             f"T_k={T_k} is smaller than T_q={T_q}: the queries are the last T_q positions of the"
             f" keys' sequence, so there must be at least as many keys as queries"
         )
+    # the float64 bias (n_heads, T_q, T_k), and the int64 distances (T_q, T_k) and their negation
+    check_bytes(
+        8 * n_heads * T_q * T_k + 16 * T_q * T_k,
+        f"the bias (n_heads, T_q, T_k) of alibi_bias(n_heads={n_heads}, T_q={T_q}, T_k={T_k})",
+    )
+    slopes = alibi_slopes(n_heads)
     distance = np.abs(np.arange(T_q)[:, None] + (T_k - T_q) - np.arange(T_k)[None, :])
     return slopes[:, None, None] * -distance[None, :, :]  # -distance: no "-0." on the diagonal
 
@@ -290,6 +347,12 @@ def relative_scores(
     -------
     ndarray, shape (n,)
         The score at each offset.
+
+    Raises
+    ------
+    ValueError
+        If the inputs are malformed, or (sinusoidal and RoPE) the ``(n, d)`` tables of the n
+        offsets would exceed ``attnlib._validation.MAX_BYTES`` (4 GiB).
     """
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}; got scheme={scheme!r}")
@@ -312,6 +375,13 @@ def relative_scores(
     d = q_arr.size
     if scheme in ("sinusoidal", "RoPE") and d % 2:
         raise ValueError(f"scheme={scheme!r} needs an even width; got q and k of length {d}")
+    if scheme in ("sinusoidal", "RoPE"):
+        # a position table (n, d) with its angles; then q + PE(i), or the rotated queries
+        check_bytes(
+            _sin_cos_bytes(off.size, d) + 8 * off.size * d,
+            f"the tables (n, d) of relative_scores(scheme={scheme!r}) for offsets shape"
+            f" {off.shape} and q, k of length {d}",
+        )
     content = float(q_arr @ k_arr)
     if scheme == "none":
         return np.full(off.shape, content)
@@ -360,6 +430,12 @@ def positioned_scores(
     -------
     ndarray, shape (T, T)
         Row = query, column = key; no mask (add one for a decoder).
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not fit, or the scores (with the ALiBi bias) would exceed
+        ``attnlib._validation.MAX_BYTES`` (4 GiB).
     """
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}; got scheme={scheme!r}")
@@ -375,6 +451,12 @@ def positioned_scores(
     base = check_positive_real(base, "base")
     slope = check_positive_real(slope, "slope")
     T, d_k = X.shape[0], W_Q.shape[1]
+    n_tables = 3 if scheme == "ALiBi" else 1  # ALiBi: the scores, the distances and the bias
+    check_bytes(
+        n_tables * 8 * T * T,
+        f"the scores (T, T){' and the ALiBi bias' if scheme == 'ALiBi' else ''} of"
+        f" positioned_scores for X shape {X.shape}",
+    )
     if scheme == "sinusoidal":
         X = X + sinusoidal(T, X.shape[1], base)
     Q, K = X @ W_Q, X @ W_K
@@ -384,6 +466,12 @@ def positioned_scores(
     if scheme == "ALiBi":
         scores = scores - slope * np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])
     return scores
+
+
+def _sin_cos_bytes(n: int, d: int) -> int:
+    """The bytes :func:`_sin_cos` takes for ``n`` positions and width ``d``: the float64 table
+    (n, d) and its angles (n, d/2), and the positions themselves."""
+    return 8 * n * d + 8 * n * (d // 2) + 8 * n
 
 
 def _sin_cos(positions: np.ndarray, theta: np.ndarray) -> np.ndarray:

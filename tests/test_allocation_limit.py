@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import attnlib
-from attnlib import _validation
+from attnlib import _validation, positions
 from attnlib.retrieval import retrieval_problem, train_retrieval
 from attnlib.saturation import softmax_jacobian_norm
 
@@ -93,6 +93,41 @@ CASES = {
         lambda: train_retrieval(retrieval_problem(d_k=4, n_pairs=4), steps=10**9),
         r"steps=1000000000",
     ),
+    "sinusoidal(10**7, 10**6)": (
+        lambda: positions.sinusoidal(10**7, 10**6),
+        r"T=10000000, d=1000000",
+    ),
+    "sinusoidal(1, d=10**12)": (lambda: positions.sinusoidal(1, 10**12), r"d=1000000000000"),
+    "rope_frequencies(10**12)": (
+        lambda: positions.rope_frequencies(10**12),
+        r"d=1000000000000",
+    ),
+    "rope of a broadcast view of 10^10 tokens": (
+        lambda: positions.rope(np.broadcast_to(np.zeros(2), (10**10, 2))),
+        r"x shape \(10000000000, 2\)",
+    ),
+    "alibi_slopes(10**9)": (lambda: positions.alibi_slopes(10**9), r"n_heads=1000000000"),
+    "alibi_bias(8, 10**7)": (lambda: positions.alibi_bias(8, 10**7), r"T_q=10000000"),
+    "alibi_bias(10**9, 1)": (lambda: positions.alibi_bias(10**9, 1), r"n_heads=1000000000"),
+    "alibi_bias(1, 1, 10**10)": (lambda: positions.alibi_bias(1, 1, 10**10), r"T_k=10000000000"),
+    **{
+        f"relative_scores({scheme!r}) at 10^6 offsets of width 10^4": (
+            lambda scheme=scheme: positions.relative_scores(
+                np.zeros(10**4), np.zeros(10**4), np.zeros(MILLION), scheme
+            ),
+            r"offsets shape \(1000000,\) and q, k of length 10000",
+        )
+        for scheme in ("sinusoidal", "RoPE")
+    },
+    **{
+        f"positioned_scores({scheme!r}), 10^5 tokens": (
+            lambda scheme=scheme: positions.positioned_scores(
+                long(10**5, 2), np.eye(2), np.eye(2), scheme
+            ),
+            r"X shape \(100000, 2\)",
+        )
+        for scheme in positions.SCHEMES
+    },
 }
 
 
@@ -129,3 +164,22 @@ def test_attention_under_the_limit_is_unchanged(monkeypatch) -> None:
     monkeypatch.setattr(_validation, "MAX_BYTES", 50 * 50 * 8 - 1)
     with pytest.raises(ValueError, match="the scores"):
         attnlib.scaled_dot_product_attention(Q, Q, Q)
+
+
+@pytest.mark.parametrize(
+    ("call", "needed"),
+    [
+        # the float64 table (T, d), its angles (T, d/2) and the positions (T,)
+        (lambda: positions.sinusoidal(30, 8), 8 * 30 * 8 + 8 * 30 * 4 + 8 * 30),
+        # the float64 bias (H, T_q, T_k) and two int64 distance tables (T_q, T_k)
+        (lambda: positions.alibi_bias(4, 20, 30), 8 * 4 * 20 * 30 + 16 * 20 * 30),
+    ],
+    ids=["sinusoidal", "alibi_bias"],
+)
+def test_a_position_table_at_the_limit_is_unchanged(monkeypatch, call, needed: int) -> None:
+    expected = call()
+    monkeypatch.setattr(_validation, "MAX_BYTES", needed)
+    np.testing.assert_array_equal(call(), expected)
+    monkeypatch.setattr(_validation, "MAX_BYTES", needed - 1)
+    with pytest.raises(ValueError, match=f"would take {needed:,} bytes"):
+        call()

@@ -27,8 +27,12 @@ from attnlib.exercises.checking import (
     ChoiceExercise,
     Exercise,
     NumberExercise,
+    SetExercise,
     ShapeExercise,
     StepsExercise,
+    complex_text,
+    sentence,
+    sentences,
     vec,
     wrap,
 )
@@ -56,8 +60,16 @@ FUNCTIONS = {
 }
 
 
+#: A doubled full stop: two dots straight after a word ("one.."), or four and more (an ellipsis,
+#: "...", is three; a range "1/2 .. 1/256" stands between spaces).
+DOUBLED_STOP = re.compile(r"(?<=[^\s.])\.\.(?!\.)|\.{4,}")
+
+
 def verdict(exercise: Exercise, answer) -> tuple[str, str]:
+    """The status and message of ``exercise`` for ``answer``; every message any test here sees
+    is also held to one full stop per sentence."""
     feedback = exercise.evaluate(answer)
+    assert not DOUBLED_STOP.search(feedback.message), feedback.message
     return feedback.status, feedback.message
 
 
@@ -1408,3 +1420,116 @@ def test_progress_does_not_count_the_hidden_solution_cells(monkeypatch, capsys) 
     capsys.readouterr()
     ex.progress()
     assert capsys.readouterr().out.startswith("No exercise checked")
+
+
+# --- one full stop per sentence, whatever message a sentence is joined to -----------------------
+
+
+@pytest.mark.parametrize(
+    ("parts", "joined"),
+    [
+        (("On x, it raised ValueError: bad shape.", "Keep the axis."), "On x, it raised"
+         " ValueError: bad shape. Keep the axis."),
+        (("no full stop", "Keep the axis."), "no full stop. Keep the axis."),
+        (("Is it?", "no stop"), "Is it? no stop."),
+        (("(a remark in brackets.)", "Next."), "(a remark in brackets.) Next."),
+        (("you gave [1, 2, ...", "Next"), "you gave [1, 2, ... Next."),
+        (("ends in a space. ", "", "Next."), "ends in a space. Next."),
+    ],
+)  # fmt: skip
+def test_sentences_end_each_part_with_exactly_one_full_stop(parts, joined: str) -> None:
+    assert sentences(*parts) == joined
+    assert not DOUBLED_STOP.search(joined)
+
+
+def test_a_truncated_answer_is_not_given_a_fourth_dot() -> None:
+    assert sentence("you gave 'aaaa...") == "you gave 'aaaa..."
+    assert_wrong(NUMBER, "x" * 200, "not text")  # verdict() checks the dots
+
+
+def listed_mistake_answers(exercise: Exercise) -> list:
+    """An answer for every mistake ``exercise`` lists (every combination, for numbers)."""
+    if isinstance(exercise, NumberExercise):
+        return [value for value, _ in mistake_combinations(exercise)]
+    if isinstance(exercise, StepsExercise):
+        right = {key: step.expected for key, step in exercise.steps.items()}
+        return [
+            {**right, key: value}
+            for key, step in exercise.steps.items()
+            for value in listed_mistake_answers(step)
+        ]
+    if isinstance(exercise, (ArrayExercise, SetExercise)):
+        return [
+            value if isinstance(exercise, ArrayExercise) else set(value)
+            for value, _ in exercise.mistakes
+        ]
+    if isinstance(exercise, ChoiceExercise):
+        return [letter for letter in exercise.options if letter != exercise.answer]
+    if isinstance(exercise, ShapeExercise):
+        right = {key: exercise.numeric(symbols) for key, symbols in exercise.expected.items()}
+        return [
+            {**right, key: tuple(exercise.sizes.get(s) or int(s) for s in given)}
+            for key, notes in exercise.notes.items()
+            for given in notes
+        ]
+    return []  # a function exercise: its mistakes are the student functions tested above
+
+
+LISTED = [(q, e) for q, e in EXERCISES if listed_mistake_answers(e)]
+
+
+@pytest.mark.parametrize(("qualified", "exercise"), LISTED, ids=[q for q, _ in LISTED])
+def test_no_listed_mistake_gets_a_doubled_full_stop(qualified: str, exercise: Exercise) -> None:
+    for answer in listed_mistake_answers(exercise):
+        status, message = verdict(exercise, answer)  # verdict() checks the dots
+        assert status == "incorrect", (qualified, answer, message)
+
+
+def test_the_listed_mistakes_cover_every_exercise_that_is_not_a_function() -> None:
+    assert {q for q, _ in LISTED} == {q for q, _ in EXERCISES} - FUNCTIONS
+
+
+#: The number of dimensions of one row (or one sequence) of each function's first argument.
+ONE_ROW = {"ch06.masked_attention": 2, "ch07.split_heads": 2}
+
+
+@pytest.mark.parametrize("error", [ValueError, NotImplementedError])
+@pytest.mark.parametrize("qualified", sorted(REFERENCES))
+def test_a_function_whose_own_error_ends_a_sentence_gets_no_doubled_full_stop(
+    qualified: str, error: type[Exception]
+) -> None:
+    def one_row_only(*args):
+        if np.ndim(args[0]) > ONE_ROW.get(qualified, 1):
+            raise error("This function takes one row at a time.")
+        return REFERENCES[qualified](*args)
+
+    def never(*args):
+        raise ValueError("Nothing is supported yet.")
+
+    exercise = dict(EXERCISES)[qualified]
+    status, message = verdict(exercise, one_row_only)  # verdict() checks the dots
+    if qualified in ("ch05.stable_softmax", "ch06.masked_attention", "ch11.softmax_backward"):
+        assert status == "incorrect", message
+        assert re.search(r"[a-z]\. Your function works on one (row|sequence) at a time", message)
+    assert verdict(exercise, never)[0] == "incorrect"
+
+
+@pytest.mark.parametrize(
+    ("z", "text"),
+    [
+        (0.09 + 0j, "0.09+0j"),
+        (1 - 2.5j, "1-2.5j"),
+        (complex(0.5, -0.0), "0.5-0j"),
+        (-3j, "-0-3j"),
+        (0.25 + 1e-9j, "0.25+1e-09j"),
+    ],
+)
+def test_a_complex_number_is_shown_as_a_student_writes_it(z: complex, text: str) -> None:
+    assert complex_text(z) == text
+
+
+def test_a_complex_result_is_shown_without_brackets() -> None:
+    message = assert_wrong(
+        ch05.stable_softmax, lambda x: softmax(x) + 0j, "complex numbers (like 0.09+0j)"
+    )
+    assert "[" not in message.split("like", 1)[1].split(")", 1)[0], message

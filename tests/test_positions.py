@@ -3,6 +3,8 @@ implementations, ALiBi's slopes against the paper, and clear errors for bad inpu
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -163,6 +165,19 @@ def test_alibi_slopes_for_16_heads_start_at_one_over_root_two() -> None:
 def test_alibi_slopes_for_12_heads_take_8_then_every_other_of_16() -> None:
     expected = [2.0**-h for h in range(1, 9)] + [2**-0.5, 2**-1.5, 2**-2.5, 2**-3.5]
     np.testing.assert_allclose(alibi_slopes(12), expected, rtol=1e-15)
+
+
+def paper_slopes(n: int) -> list[float]:
+    """The ALiBi paper's code (``get_slopes``), in plain Python lists."""
+    if math.log2(n).is_integer():
+        return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+    below = 2 ** math.floor(math.log2(n))
+    return paper_slopes(below) + paper_slopes(2 * below)[0::2][: n - below]
+
+
+def test_alibi_slopes_follow_the_papers_code_for_every_head_count_to_300() -> None:
+    for n in range(1, 301):
+        np.testing.assert_allclose(alibi_slopes(n), paper_slopes(n), rtol=1e-15, err_msg=f"{n}")
 
 
 @pytest.mark.parametrize("H", [1, 2, 3, 5, 6, 12, 20, 24, 40, 96])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import softmax
-from .checking import FunctionExercise, StudentRun, Wrong, close, result_array, vec
+from .checking import FunctionExercise, StudentRun, Wrong, close, result_array, sentences, vec
 
 __all__ = ["stable_softmax"]
 
@@ -72,13 +72,19 @@ def _check(run: StudentRun, case: str, x: np.ndarray) -> None:
         keepdims_lost = f"{_np_shape(x.shape)} {_np_shape(x.shape[:-1])}"
         if "broadcast" in str(wrong) and keepdims_lost in str(wrong):
             raise Wrong(
-                f"{wrong}. Keep the summed axis, e.sum(axis=-1, keepdims=True), so that each"
-                f" row is divided by its own sum."
+                sentences(
+                    str(wrong),
+                    "Keep the summed axis, e.sum(axis=-1, keepdims=True), so that each row is"
+                    " divided by its own sum.",
+                )
             ) from None
         if x.ndim > 1 and _works_row_by_row(run, case, x):
             raise Wrong(
-                f"{wrong}. Your function works on one row at a time but not on an array of"
-                f" rows: reduce along the last axis, with axis=-1 and keepdims=True."
+                sentences(
+                    str(wrong),
+                    "Your function works on one row at a time but not on an array of rows:"
+                    " reduce along the last axis, with axis=-1 and keepdims=True.",
+                )
             ) from None
         raise
     w = result_array(result, case, x.shape)

@@ -13,6 +13,7 @@ from .checking import (
     close,
     result_array,
     result_tuple,
+    sentences,
     vec,
 )
 
@@ -136,7 +137,9 @@ def _batch_message(run: StudentRun, case: str, Q, K, V, mask, wrong: Wrong) -> W
             "transpose only the last two axes of K, np.swapaxes(K, -1, -2): K.T reverses all"
             " three axes."
         )
-    return Wrong(f"{wrong}. Your function works on one sequence at a time; with a batch, {fix}")
+    return Wrong(
+        sentences(str(wrong), f"Your function works on one sequence at a time; with a batch, {fix}")
+    )
 
 
 def _check(run: StudentRun, case: str, Q, K, V, mask) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import softmax, softmax_jacobian
-from .checking import FunctionExercise, StudentRun, Wrong, close, result_array, vec
+from .checking import FunctionExercise, StudentRun, Wrong, close, result_array, sentences, vec
 
 __all__ = ["softmax_backward"]
 
@@ -46,14 +46,20 @@ def _check(run: StudentRun, case: str, p: np.ndarray, g: np.ndarray) -> None:
         keepdims_lost = f"({','.join(map(str, p.shape))}) ({p.shape[0]},)"
         if p.ndim == 2 and "broadcast" in str(wrong) and keepdims_lost in str(wrong):
             raise Wrong(
-                f"{wrong}. Keep the summed axis, (p * g).sum(axis=-1, keepdims=True), so"
-                f" each row subtracts its own sum."
+                sentences(
+                    str(wrong),
+                    "Keep the summed axis, (p * g).sum(axis=-1, keepdims=True), so each row"
+                    " subtracts its own sum.",
+                )
             ) from None
         if p.ndim > 1 and _works_row_by_row(run, case, p, g):
             raise Wrong(
-                f"{wrong}. Your function works on one row at a time but not on a batch of"
-                f" rows: np.diag, np.outer and np.dot handle a single row. Write it with"
-                f" elementwise products and a sum along the last axis (keepdims=True)."
+                sentences(
+                    str(wrong),
+                    "Your function works on one row at a time but not on a batch of rows:"
+                    " np.diag, np.outer and np.dot handle a single row. Write it with"
+                    " elementwise products and a sum along the last axis (keepdims=True).",
+                )
             ) from None
         raise
     ds = result_array(result, case, p.shape)

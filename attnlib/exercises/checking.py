@@ -67,6 +67,8 @@ __all__ = [
     "progress_report",
     "result_array",
     "result_tuple",
+    "sentence",
+    "sentences",
     "vec",
 ]
 
@@ -205,6 +207,40 @@ def vec(a: Any, digits: int = 4) -> str:
     return "[" + ", ".join(vec(x, digits) for x in arr) + "]"
 
 
+def complex_text(z: complex) -> str:
+    """A complex number as a student writes it, e.g. ``0.09+0j`` or ``1-2.5j``.
+
+    The real part is rounded as :func:`vec` rounds; the imaginary part keeps 6 significant
+    digits, so that a tiny one (``1e-09j``) is not shown as 0.
+    """
+    z = complex(z)
+    sign = "-" if math.copysign(1.0, z.imag) < 0 else "+"
+    return f"{vec(z.real)}{sign}{abs(z.imag):g}j"
+
+
+def sentence(text: str) -> str:
+    """``text`` ending in exactly one full stop: one is added unless it already ends a sentence.
+
+    A sentence ends in ".", "!" or "?" (an ellipsis included), possibly inside closing
+    brackets, so a message that already ends in a full stop is not given a second one (".."),
+    and a truncated :func:`short_repr` ("[1, 2, ...") is not given a fourth.
+    """
+    text = text.rstrip()
+    if not text or text.rstrip(")")[-1:] in (".", "!", "?"):
+        return text
+    return text + "."
+
+
+def sentences(*parts: str) -> str:
+    """Join sentences with one space, each ending in exactly one full stop (:func:`sentence`).
+
+    Use it wherever a message (a caught :class:`Wrong`, a listed mistake, a note) is followed
+    or preceded by another sentence: ``sentences(str(wrong), "Keep the summed axis...")``.
+    Empty parts are left out.
+    """
+    return " ".join(sentence(p) for p in parts if p.strip())
+
+
 def short_repr(x: Any, limit: int = 60) -> str:
     """``repr(x)``, cut to ``limit`` characters."""
     text = repr(x)
@@ -266,7 +302,7 @@ class Exercise:
         except Wrong as wrong:
             message = str(wrong)
             if self.revisit:
-                message += f"\nRevisit {self.revisit}."
+                message += "\n" + sentence(f"Revisit {self.revisit}")
             return Feedback(INCORRECT, f"{message}\nStuck? {self.name}.hint()")
 
     def check(self, answer: Any = _NO_ANSWER) -> None:
@@ -351,15 +387,19 @@ def as_number(answer: Any) -> float:
         answer = answer.item()
     if isinstance(answer, str):
         raise Wrong(
-            f"The answer should be a number, not text: write it without quotes; you gave"
-            f" {short_repr(answer)}."
+            sentence(
+                f"The answer should be a number, not text: write it without quotes; you gave"
+                f" {short_repr(answer)}"
+            )
         )
     if isinstance(answer, numbers.Complex) and not isinstance(answer, numbers.Real):
         raise Wrong(f"The answer should be a real number; you gave the complex number {answer}.")
     if isinstance(answer, bool) or not isinstance(answer, (numbers.Real, decimal.Decimal)):
         raise Wrong(
-            f"The answer should be a single number (like 3.5); you gave"
-            f" {type(answer).__name__} {short_repr(answer)}."
+            sentence(
+                f"The answer should be a single number (like 3.5); you gave"
+                f" {type(answer).__name__} {short_repr(answer)}"
+            )
         )
     try:
         value = float(answer)
@@ -426,12 +466,12 @@ class NumberExercise(Exercise):
             return self.correct_message
         for wrong_value, message in self.mistakes:
             if self.close_to(value, wrong_value):
-                raise Wrong(f"You answered {fmt(value)}. {message}")
+                raise Wrong(sentences(f"You answered {fmt(value)}", message))
         for combo in self.combinations():
             if self.close_to(value, self.expected * math.prod(f for f, _ in combo)):
                 if len(combo) == 1:
-                    raise Wrong(f"You answered {fmt(value)}. {combo[0][1]}")
-                listed = " ".join(f"({i}) {m}" for i, (_, m) in enumerate(combo, 1))
+                    raise Wrong(sentences(f"You answered {fmt(value)}", combo[0][1]))
+                listed = " ".join(f"({i}) {sentence(m)}" for i, (_, m) in enumerate(combo, 1))
                 raise Wrong(f"You answered {fmt(value)}, which has {len(combo)} mistakes: {listed}")
         if abs(value - self.expected) <= 0.05 * abs(self.expected):
             raise Wrong(
@@ -468,8 +508,10 @@ class StepsExercise(Exercise):
             raise Unanswered
         if not isinstance(answer, Mapping):
             raise Wrong(
-                f"The answer should be the dict of steps the cell starts with; you gave"
-                f" {type(answer).__name__} {short_repr(answer)}."
+                sentence(
+                    f"The answer should be the dict of steps the cell starts with; you gave"
+                    f" {type(answer).__name__} {short_repr(answer)}"
+                )
             )
         missing = [k for k in self.steps if k not in answer]
         if missing:
@@ -504,13 +546,17 @@ def to_real_array(answer: Any, what: str) -> np.ndarray:
         raise Unanswered
     answer = _untensor(answer)
     if isinstance(answer, (str, bytes, Mapping)) or callable(answer):
-        raise Wrong(f"{what} should be numbers in a list or array; you gave {short_repr(answer)}.")
+        raise Wrong(
+            sentence(f"{what} should be numbers in a list or array; you gave {short_repr(answer)}")
+        )
     try:
         arr = np.asarray([_untensor(a) for a in answer] if isinstance(answer, list) else answer)
     except (ValueError, TypeError):
         raise Wrong(
-            f"{what} could not be read as an array (rows of different lengths?):"
-            f" {short_repr(answer)}."
+            sentence(
+                f"{what} could not be read as an array (rows of different lengths?):"
+                f" {short_repr(answer)}"
+            )
         ) from None
     if arr.dtype == object:
         flat = list(arr.ravel())
@@ -524,15 +570,14 @@ def to_real_array(answer: Any, what: str) -> np.ndarray:
             except OverflowError:
                 raise Wrong(f"{what} holds a number larger than any float.") from None
         else:
-            raise Wrong(f"{what} should hold only numbers; you gave {short_repr(answer)}.")
+            raise Wrong(sentence(f"{what} should hold only numbers; you gave {short_repr(answer)}"))
     if np.iscomplexobj(arr):
         raise Wrong(
-            f"{what} holds complex numbers (like {vec(arr.ravel()[:1].real)}"
-            f"{'+' if arr.ravel()[0].imag >= 0 else '-'}{abs(arr.ravel()[0].imag):g}j); the"
-            f" answer is real. A square root or log of a negative number makes them."
+            f"{what} holds complex numbers (like {complex_text(arr.ravel()[0])}); the answer is"
+            f" real. A square root or log of a negative number makes them."
         )
     if not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
-        raise Wrong(f"{what} should hold numbers; you gave {short_repr(answer)}.")
+        raise Wrong(sentence(f"{what} should hold numbers; you gave {short_repr(answer)}"))
     return arr
 
 
@@ -654,8 +699,10 @@ class SetExercise(Exercise):
             raise Unanswered
         if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
             raise Wrong(
-                f"{self.what} should be a list or set of items, like ['a', 'b']; you gave"
-                f" {short_repr(answer)}."
+                sentence(
+                    f"{self.what} should be a list or set of items, like ['a', 'b']; you gave"
+                    f" {short_repr(answer)}"
+                )
             )
         items = set()
         for item in answer:
@@ -720,8 +767,10 @@ class ShapeExercise(Exercise):
             raise Unanswered
         if not isinstance(answer, Mapping):
             raise Wrong(
-                f"The answer should be a dict of shapes, like {{'Q': (T, d_k), ...}}; you gave"
-                f" {type(answer).__name__} {short_repr(answer)}."
+                sentence(
+                    f"The answer should be a dict of shapes, like {{'Q': (T, d_k), ...}}; you"
+                    f" gave {type(answer).__name__} {short_repr(answer)}"
+                )
             )
         missing = [k for k in self.expected if k not in answer]
         if missing:
@@ -757,8 +806,10 @@ class ShapeExercise(Exercise):
             isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in value
         ):
             raise Wrong(
-                f"{key}: a shape is a tuple of whole numbers, like (T, d_k); you gave"
-                f" {short_repr(value)}."
+                sentence(
+                    f"{key}: a shape is a tuple of whole numbers, like (T, d_k); you gave"
+                    f" {short_repr(value)}"
+                )
             )
         return tuple(int(n) for n in value)
 
@@ -769,7 +820,7 @@ class ShapeExercise(Exercise):
         gave = f"you gave {shape} = {self.spelled(shape)}"
         note = self.notes.get(key, {}).get(given)
         if note:
-            return f"{right}; {gave}. {note}"
+            return sentences(f"{right}; {gave}", note)
         if given == symbols[::-1]:
             return f"{right}; {gave}: the axes are the wrong way round."
         if len(shape) == len(symbols) - 1 and given == symbols[1:]:
@@ -955,8 +1006,10 @@ class FunctionExercise(Exercise):
             raise Unanswered
         if not callable(answer):
             raise Wrong(
-                f"Pass your function itself (its name, without parentheses); you gave"
-                f" {type(answer).__name__} {short_repr(answer)}."
+                sentence(
+                    f"Pass your function itself (its name, without parentheses); you gave"
+                    f" {type(answer).__name__} {short_repr(answer)}"
+                )
             )
         run = StudentRun(answer, self.time_limit)
         cases = self.cases()
