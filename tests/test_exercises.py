@@ -806,7 +806,7 @@ RECALL_RIGHT = {
     "word_order": [0, 3, 2, 1],
     "tile_scores": 128 * 128,
     "loss_gradients": {"cross-entropy": 0.98, "through the Jacobian": 0.98 * 0.01},
-    "trained_spread": 12 / np.sqrt(32),
+    "overflow_and_spread": float(softmax(np.array([996.0, 1000.0, 1004.0]) / 8)[-1]),
     "rope_offset": 8,
 }  # fmt: skip
 
@@ -864,8 +864,11 @@ RECALL_WRONG = [
     ("loss_gradients", {"cross-entropy": -0.99, "through the Jacobian": ...}, "s_1"),
     ("loss_gradients", {"cross-entropy": 0.98, "through the Jacobian": 0.98}, "skips the"),
     ("loss_gradients", {"cross-entropy": 0.98, "through the Jacobian": -0.0098}, "sign"),
-    ("trained_spread", 12 / 32, "You divided by d_head"),
-    ("trained_spread", 12, "scales its scores"),
+    ("overflow_and_spread", float(softmax(np.array([996.0, 1000.0, 1004.0]))[-1]), "raw scores"),
+    ("overflow_and_spread", float(softmax(np.array([996.0, 1000.0, 1004.0]) / 64)[-1]), "d_k = 64"),
+    ("overflow_and_spread", 0.186, "first key"),
+    ("overflow_and_spread", 0.307, "middle key"),
+    ("overflow_and_spread", 1 / 3, "does not make the scores equal"),
     ("rope_offset", 3, "absolute position"),
     ("rope_offset", 4, "offset m - n = 4 itself"),
     ("rope_offset", 16, "4 after the query"),
@@ -882,6 +885,11 @@ def test_recall_asks_for_recall_not_recognition() -> None:
 
 def test_recall_accepts_pencil_and_paper_precision_for_the_late_output() -> None:
     assert_correct(recall.late_output, np.round(RECALL_RIGHT["late_output"], 2))
+
+
+def test_recall_accepts_the_late_output_from_weights_carried_to_three_decimals() -> None:
+    weights = np.round(softmax(RAW_LATE / 2), 3)  # as question 4 asks: three decimals
+    assert_correct(recall.late_output, np.round(weights @ V_ORDER, 2))
 
 
 @pytest.mark.parametrize("name", sorted(RECALL_RIGHT))

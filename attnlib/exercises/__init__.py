@@ -25,7 +25,7 @@ ch09       09_positions                                 rope_pair, rope_score, a
                                                         alibi_slopes_12, pairing
 ch10       10_cost_and_tiling                           online_softmax_step
 ch11       11_gradients                                 softmax_backward
-recall     12_active_recall                             one per idea of 01-13
+recall     12_active_recall                             one per idea of 01-11
 =========  ===========================================  ===================================
 
 The kinds of exercise (:mod:`attnlib.exercises.checking`): a number (``NumberExercise``, with a

@@ -1,4 +1,4 @@
-"""Exercises for notebook 12, active recall: questions across notebooks 01-13, answered from memory.
+"""Exercises for notebook 12, active recall: questions across notebooks 01-11, answered from memory.
 
 Questions 1-6 are the six active-recall questions of a common lesson text (the shapes of one
 head; one input and three projections; the derivation Var(q . k) = d_k; the query of "late" and
@@ -27,6 +27,7 @@ __all__ = [
     "late_output",
     "loss_gradients",
     "mask_after_softmax",
+    "overflow_and_spread",
     "product_variance",
     "projection_parameters",
     "projection_shapes",
@@ -35,7 +36,6 @@ __all__ = [
     "scale_denominator",
     "score_variance_steps",
     "tile_scores",
-    "trained_spread",
     "word_order",
 ]
 
@@ -52,7 +52,6 @@ NOTEBOOKS = {
     "09_positions": "Positions: how attention learns word order",
     "10_cost_and_tiling": "The cost of attention, and computing it in tiles",
     "11_gradients": "Gradients: attention is differentiable, and why unscaled training stalls",
-    "13_trained_model": "Attention in a trained model",
 }
 
 
@@ -219,7 +218,7 @@ late_output = ArrayExercise(
     "recall.late_output",
     softmax(_raw_late / 2.0) @ _V,
     what="The output",
-    atol=0.01,  # what pencil and paper give (two decimals); every mistake is further away
+    atol=0.01,  # the output to two decimals, from weights carried to three; mistakes are further
     mistakes=[
         (
             softmax(_raw_late / 4.0) @ _V,
@@ -235,7 +234,8 @@ late_output = ArrayExercise(
         ),
         (softmax(_raw_late / 2.0), "Those are the weights; the output is weights @ V."),
     ],
-    hint="q_late = Q[2]; scores K @ q_late; divide by sqrt(4) = 2; softmax; then weights @ V.",
+    hint="q_late = Q[2]; scores K @ q_late; divide by sqrt(4) = 2; softmax; then weights @ V."
+    " Carry the weights to three decimals: rounded to two, they sum to 1.01.",
     solution="""
     q_late = Q[2]
     weights = softmax(K @ q_late / np.sqrt(4))
@@ -604,30 +604,53 @@ loss_gradients = StepsExercise(
     revisit=_revisit("11_gradients"),
 )
 
-# 16. The trained model's scores -------------------------------------------------------------------
-RAW_STD, D_HEAD_TRAINED = 12.0, 32
+# 16. Overflow is the shift's job, saturation the scale's ----------------------------------------
+OVERFLOW_SCORES, OVERFLOW_D_K = np.array([996.0, 1000.0, 1004.0]), 64
 
-trained_spread = NumberExercise(
-    "recall.trained_spread",
-    RAW_STD / np.sqrt(D_HEAD_TRAINED),
+
+def _last_weight(scores: np.ndarray) -> float:
+    return float(softmax(scores)[-1])
+
+
+overflow_and_spread = NumberExercise(
+    "recall.overflow_and_spread",
+    _last_weight(OVERFLOW_SCORES / np.sqrt(OVERFLOW_D_K)),
     rtol=0.01,
     mistakes=[
         (
-            RAW_STD / D_HEAD_TRAINED,
-            "You divided by d_head; the scores are divided by sqrt(d_head).",
+            _last_weight(OVERFLOW_SCORES),
+            "That is the weight of the raw scores. Subtracting the maximum stops the overflow but"
+            " keeps every gap; the head still divides by sqrt(d_k) = 8, which shrinks the gaps"
+            " from 4 to 0.5.",
         ),
-        (RAW_STD, "The model scales its scores by 1/sqrt(d_head) before the softmax."),
         (
-            RAW_STD**2 / D_HEAD_TRAINED,
-            "That is the variance after scaling; the question asks for the standard deviation.",
+            _last_weight(OVERFLOW_SCORES / OVERFLOW_D_K),
+            "You divided by d_k = 64; the scale is sqrt(d_k) = 8.",
+        ),
+        (
+            float(softmax(OVERFLOW_SCORES / np.sqrt(OVERFLOW_D_K))[0]),
+            "That is the weight of the first key (996); the question asks for the last (1004).",
+        ),
+        (
+            float(softmax(OVERFLOW_SCORES / np.sqrt(OVERFLOW_D_K))[1]),
+            "That is the weight of the middle key (1000); the question asks for the last (1004).",
+        ),
+        (
+            1 / 3,
+            "Subtracting the maximum does not make the scores equal: it moves them all by the"
+            " same amount, so the gaps, and the weights, stay as they were.",
         ),
     ],
-    hint="The softmax sees q . k / sqrt(d_head). Dividing by c divides the standard deviation"
-    " by c.",
-    solution=f"{RAW_STD:g} / sqrt({D_HEAD_TRAINED}) = {RAW_STD / np.sqrt(D_HEAD_TRAINED):.3g}.",
-    correct_message="Sharper than the theory's 1, far from the spread of 12 that would"
-    " saturate most rows: trained heads lean, they rarely pick one key outright.",
-    revisit=_revisit("13_trained_model"),
+    hint="Subtracting the row's maximum never changes the weights (softmax sees only the gaps)."
+    " Divide the scores by sqrt(64) = 8 first; then the gaps to the last score are 1 and 0.5.",
+    solution="""
+    scaled scores: [996, 1000, 1004] / 8 = [124.5, 125, 125.5]
+    minus the maximum: [-1, -0.5, 0]  (nothing can overflow; the weights do not change)
+    last weight: 1 / (e^-1 + e^-0.5 + 1) = 1 / (0.368 + 0.607 + 1) = 0.506""",
+    correct_message="The shift (subtracting the maximum) removes the overflow and leaves the"
+    " weights alone; the scale is what changes them: without it the last key would take 0.98"
+    " of the weight, a saturated row.",
+    revisit=_revisit("05_overflow_misconception"),
 )
 
 # 17. RoPE: scores depend on relative position ---------------------------------------------

@@ -17,11 +17,17 @@
 # # 12 · Active recall: 18 questions across the whole sequence
 #
 # Reading a worked answer feels like understanding; producing the answer yourself is what makes
-# it stay. This notebook asks 18 questions across notebooks 01 to 13 and checks your answers.
+# it stay. This notebook asks 18 questions across notebooks 01 to 11 and checks your answers.
 # Questions 1 to 7 are the six active-recall questions of a common lesson text (its fourth
 # question has two parts, here 4 and 5; its third asks you to derive $\mathrm{Var}(q \cdot k)
 # = d_k$, here checked step by step). Question 8 comes from a second lesson text; the others
 # come from the later chapters.
+#
+# **Learning goals.** After this notebook you can
+#
+# 1. recall the shapes, counts and formulas of notebooks 01 to 11;
+# 2. explain the mechanism behind each;
+# 3. tell from the questions you miss which notebook to reread.
 #
 # **How it works.** Each question has a cell with a placeholder `...`. Replace it with your
 # answer and run the cell: the check says **Correct!**, or **Not yet.** with what went wrong and
@@ -148,8 +154,8 @@ recall.score_variance_steps.check_solution(
 # Take the four tokens "Order was late it" with the hand-picked matrices of notebook 03
 # ($d_k = d_v = 4$). Use the query of **late**, $q_{late}$ = `Q[2]`, in place of the query of
 # "it". What is its output, the weighted average of the rows of $V$ with the *scaled* weights
-# $\mathrm{softmax}(K q_{late} / \sqrt{d_k})$? Two decimals, as pencil and paper give them, are
-# enough. The matrices are ready below.
+# $\mathrm{softmax}(K q_{late} / \sqrt{d_k})$? Carry the weights to three decimals (rounded to
+# two they sum to 1.01) and give the output to two. The matrices are ready below.
 
 # %%
 X = examples.ORDER_X
@@ -421,22 +427,24 @@ recall.loss_gradients.check_solution(
 )
 
 # %% [markdown]
-# ### Question 17: a trained model's scores
+# ### Question 17: overflow or saturation?
 #
-# A head of the trained model of notebook 13 has raw scores $q \cdot k$ with standard deviation
-# 12, and $d_{head} = 32$. What standard deviation does its softmax see? Would you expect its rows
-# to be saturated?
+# A head with $d_k = 64$ gets raw scores $[996, 1000, 1004]$; in float32 a naive softmax
+# returns NaN. Which step of a real head removes the overflow, subtracting the row's maximum or
+# dividing by $\sqrt{d_k}$, and which changes the weights? Give the weight of the last key.
 
 # %%
 answer_17 = ...  # a number
-recall.trained_spread.check(answer_17)
+recall.overflow_and_spread.check(answer_17)
 
 # %% [markdown]
 # **Solution** (collapsed; click the cell below to expand it):
 
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 # solution (click to expand)
-recall.trained_spread.check_solution(12 / np.sqrt(32))  # the model divides by sqrt(d_head)
+scaled_17 = np.array([996.0, 1000.0, 1004.0]) / np.sqrt(64)  # the scale: gaps of 4 become 0.5
+shifted_17 = scaled_17 - scaled_17.max()  # the shift: no exp overflows, the weights stay the same
+recall.overflow_and_spread.check_solution(np.exp(shifted_17)[-1] / np.exp(shifted_17).sum())
 
 # %% [markdown]
 # ### Question 18: positions
@@ -474,7 +482,7 @@ recall.rope_offset.check_solution(12 - (7 - 3))  # RoPE scores see only the offs
 # | 14 | attention is blind to word order | `09_positions` |
 # | 15 | the memory of tiled attention | `10_cost_and_tiling` |
 # | 16 | a loss on the weights vs through the Jacobian | `11_gradients` |
-# | 17 | the spread of a trained model's scores | `13_trained_model` |
+# | 17 | the shift prevents overflow, the scale changes the weights | `05_overflow_misconception` |
 # | 18 | RoPE scores depend on relative position | `09_positions` |
 #
 # The chapters have exercises of their own, at the point where each idea is taught; they are in
@@ -489,7 +497,8 @@ recall.rope_offset.check_solution(12 - (7 - 3))  # RoPE scores see only the offs
 #   by $1/\sqrt{d_{head}}$.
 # * The scale: $\mathrm{Var}(q \cdot k) = d_k\,\sigma_q^2\sigma_k^2$, so divide by its square
 #   root; $1/\sqrt{d_k}$ is right for unit-variance entries. Without it the softmax saturates
-#   and its gradient vanishes: a training failure, not an overflow.
+#   and its gradient vanishes: a training failure, not an overflow (subtracting the maximum
+#   prevents that).
 # * Equal keys get equal weights for every query; masks go in as $-\infty$ before the softmax;
 #   without positions, attention permutes its outputs with its inputs.
 # * The KV cache counts only the K/V heads: $2 \times n_{layers} \times n_{kv\_heads} \times
