@@ -144,8 +144,27 @@ def _attention(
     if work != dtype:
         out, weights = _attention(*(a.astype(work) for a in (Q, K, V)), mask, scale, names)
         return out.astype(dtype), weights.astype(dtype)
-    weights = _softmax_inplace(scaled_scores(Q, K, scale, names), axis=-1, mask=mask)
+    if dtype == np.float32 and scores_fit(Q, K, scale):
+        # float32 scales s - max s, not s (see _softmax_inplace): when scale is not a power of
+        # two (d_k = 8, 32, 128, ...), rounding scale * s moved the large scores by |s| * eps / 2
+        # and the output up to 1.25x further from float64 (benchmarks/float32_accuracy.py)
+        s = Q @ np.swapaxes(K, -1, -2)
+        weights = _softmax_inplace(s, axis=-1, mask=mask, scale=scale)
+    else:
+        weights = _softmax_inplace(scaled_scores(Q, K, scale, names), axis=-1, mask=mask)
     return weights @ V, weights
+
+
+def scores_fit(Q: np.ndarray, K: np.ndarray, scale: float) -> bool:
+    """True when neither ``Q @ K^T`` nor ``scale * Q @ K^T`` (nor any partial sum of the product,
+    nor a difference of two scores) can come within a factor 2 of the dtype's largest number.
+
+    The cheap O(T d_k) bound of :func:`scaled_scores`: no entry of ``Q @ K^T`` exceeds
+    ``d_k * max|Q| * max|K|``.
+    """
+    largest = float(np.finfo(np.result_type(Q, K)).max)
+    bound = Q.shape[-1] * abs_max(Q) * abs_max(K)  # a Python float: inf, not an error
+    return max(bound, bound * scale) < largest / 4 and scale < largest
 
 
 def scaled_scores(
@@ -172,9 +191,7 @@ def scaled_scores(
         s *= dtype.type(scale)
         return s
 
-    largest = float(np.finfo(dtype).max)
-    bound = Q.shape[-1] * abs_max(Q) * abs_max(K)  # a Python float: inf, not an error
-    if max(bound, bound * scale) < largest / 4 and scale < largest:
+    if scores_fit(Q, K, scale):
         return scores()
     q, k = names
     detail = f", scale {scale:.3g}, {q} shape {Q.shape}, {k} shape {K.shape}"

@@ -59,16 +59,26 @@ def softmax(x: ArrayLike, axis: int = -1, mask: ArrayLike | None = None) -> np.n
     return _softmax_inplace(x.copy(), axis=axis, mask=mask)
 
 
-def _softmax_inplace(s: np.ndarray, axis: int = -1, mask: np.ndarray | None = None) -> np.ndarray:
-    """Softmax of ``s`` along ``axis``, computed in ``s`` itself (overwritten) and returned.
+def _softmax_inplace(
+    s: np.ndarray, axis: int = -1, mask: np.ndarray | None = None, scale: float = 1.0
+) -> np.ndarray:
+    """Softmax of ``scale * s`` along ``axis``, computed in ``s`` (overwritten) and returned.
 
     The private kernel behind :func:`softmax` and the attention functions, which check the
     arguments first: ``s`` is a floating array the caller owns, with no NaN or ``+inf``
     (``-inf`` means zero weight); ``mask`` is None or a boolean array that broadcasts to ``s``.
     float16 is computed in float32 (see :func:`attnlib._validation.working_dtype`).
+
+    ``scale`` (> 0) multiplies ``s - max s``, not ``s``: the keys that carry the weight have
+    scores near the maximum, whose difference from it is exact, so the rounding of
+    ``scale * s`` (up to ``|s| * eps / 2`` when ``scale`` is not a power of two) is avoided
+    where it matters. A caller passing ``scale`` makes sure that ``s - max s`` cannot overflow
+    (every ``|s| < largest / 2``): an overflow to ``-inf`` there is a weight of exactly 0,
+    right only when ``scale`` is not tiny.
     """
     if s.dtype != working_dtype(s.dtype):
-        s[...] = _softmax_inplace(s.astype(working_dtype(s.dtype)), axis=axis, mask=mask)
+        work = s.astype(working_dtype(s.dtype))
+        s[...] = _softmax_inplace(work, axis=axis, mask=mask, scale=scale)
         return s
     if mask is not None:
         np.copyto(s, -np.inf, where=~mask)
@@ -78,6 +88,8 @@ def _softmax_inplace(s: np.ndarray, axis: int = -1, mask: np.ndarray | None = No
     # than the dtype's range), and exp(-inf) = 0 is then the right weight.
     with np.errstate(over="ignore"):
         s -= row_max
+        if scale != 1:
+            s *= s.dtype.type(scale)
     np.exp(s, out=s)
     total = s.sum(axis=axis, keepdims=True)
     total[total == 0] = 1  # a row with nothing kept is all zeros, and 0 / 1 keeps it so

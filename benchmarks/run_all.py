@@ -18,16 +18,19 @@ Rows, each with its target:
   naive rebuild that ``interact`` would do, target under 16 ms (one frame at 60 Hz);
 * attention: ``attnlib.scaled_dot_product_attention`` against the bare numpy three-liner,
   interleaved median ratio at T = 512 and 2048, d = 64, target at most 1.1x;
+* float32 accuracy: attention's largest distance from the float64 answer on the same float32
+  inputs, attnlib against PyTorch (when importable; it is no dependency of the project), median
+  of 10 draws per shape of ``float32_accuracy.SHAPES`` (~10 s), target at most 1.2x PyTorch's;
 * memory: peak of tiled against plain attention at T = 4096 (tracemalloc), float64;
 * felt latency: in headless chromium, from an arrow key or a drag to the gradient lab's new
   picture, voila and JupyterLab, notebook and present size, once the frames drawn ahead have
   arrived; target median under 50 ms and 90th percentile under 100 ms (``--no-browser`` skips
   it; it needs chromium, playwright and voila, as the browser test does).
 
-The measurements are the other scripts' own functions (``attention_speed``, ``lab_update_speed``,
-``tiled_attention_memory``, ``lab_latency_in_browser``); this script only runs them together and
-prints one table, with the machine it ran on. Timings move with the machine's load: compare rows of
-one run.
+The measurements are the other scripts' own functions (``attention_speed``,
+``float32_accuracy``, ``lab_update_speed``, ``tiled_attention_memory``,
+``lab_latency_in_browser``); this script only runs them together and prints one table, with
+the machine it ran on. Timings move with the machine's load: compare rows of one run.
 
 Its output is the table. Every kernel a notebook run starts writes one warning to the stderr it
 inherits ("Kernel is running over TCP without encryption", expected on a local machine); the
@@ -60,6 +63,7 @@ BROWSER_TESTS = sorted((ROOT / "tests").glob("test_*in_browser.py"))
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT)]
 
 import attention_speed  # noqa: E402
+import float32_accuracy  # noqa: E402
 import lab_update_speed  # noqa: E402
 import tiled_attention_memory  # noqa: E402
 
@@ -221,6 +225,29 @@ def attention_rows(repeats: int) -> list[Row]:
     return rows
 
 
+def accuracy_rows(seeds: int) -> list[Row]:
+    """float32 attention's distance from float64, attnlib against PyTorch when importable (a
+    few seconds: ``seeds`` draws of each of ``float32_accuracy.SHAPES``)."""
+    torch = float32_accuracy.import_torch()
+    rows = []
+    for T, d, spread in float32_accuracy.SHAPES:
+        m = float32_accuracy.measure(T, d, spread, seeds, torch)
+        figure = f"max error {m['attnlib']:.2g}"
+        if torch is None:
+            figure += " (torch not importable: no comparison)"
+        else:
+            figure += f" vs torch {m['torch']:.2g} ({m['ratio']:.2f}x, median of {seeds} draws)"
+        rows.append(
+            (
+                f"float32 error T={T} d={d} spread {spread:g}",
+                figure,
+                "<= 1.2x torch",
+                "" if torch is None else verdict(m["ratio"] <= 1.2),
+            )
+        )
+    return rows
+
+
 def memory_rows() -> list[Row]:
     T, d = 4096, tiled_attention_memory.D_K
     rng = np.random.default_rng(0)
@@ -271,6 +298,7 @@ def main() -> int:
     rows += notebook_rows()
     rows += lab_rows(max(1, args.repeats // 4))
     rows += attention_rows(args.repeats)
+    rows += accuracy_rows(seeds=10)
     rows += memory_rows()
     rows += [] if args.no_browser else latency_rows()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())

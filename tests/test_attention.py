@@ -219,6 +219,25 @@ def bare_numpy_attention(Q, K, V):
     return w @ V, w
 
 
+@pytest.mark.parametrize("scale", [1 / 3, 1 / math.sqrt(8), 1 / math.sqrt(32), 0.1])
+@pytest.mark.parametrize("offset", [1e3, 1e4, 1e5])
+def test_float32_weights_depend_on_score_differences_not_on_rounded_large_scores(
+    scale, offset
+) -> None:
+    """Raw scores offset + j (j = 0..3) are exact in float32 and the weights depend only on
+    scale * j; rounding scale * score first (scale not a power of two) would move each score by
+    up to offset * scale * eps / 2, a weight error of 1e-4 at offset 1e4 (issue 19)."""
+    Q = np.ones((1, 1), dtype=np.float32)
+    K = (offset + np.arange(4, dtype=np.float32))[:, None]
+    V = np.eye(4, dtype=np.float32)
+    expected, _ = scaled_dot_product_attention(
+        *(a.astype(np.float64) for a in (Q, K, V)), scale=scale
+    )
+    _, w = scaled_dot_product_attention(Q, K, V, scale=scale)
+    tol = 4 * np.finfo(np.float32).eps
+    np.testing.assert_allclose(w, expected, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize(("dtype", "tol"), [(np.float32, 1e-6), (np.float64, 1e-14)])
 def test_matches_the_bare_numpy_three_liner_and_keeps_the_dtype(dtype, tol) -> None:
     rng = np.random.default_rng(10)
