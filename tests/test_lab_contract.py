@@ -81,21 +81,35 @@ def contract_run(name: str, size: str) -> Run:
     (its frame, then a full redraw whose texts are measured), then every frame drawn ahead and
     a sample of them arrived at. Cached, so that the tests share it in any order."""
     lab = make_lab(name, present=SIZES[size])
-    seen = []
+    seen, checked = [], None
     for move in visit(lab, sampled_moves(lab)):
+        if (lab.state_key(), lab.live.frames) == checked:
+            continue  # the move changed nothing (the control was there): this frame was checked
         error, smallest = lab.last_error, lab.smallest_text_px()
         partial = lab.current_frame().picture if error is None else None
         redrawn: list[bytes] = []
         faults = text_faults(lab, draw=functools.partial(redraw_in_full, lab, redrawn))
         seen.append(Seen(move, error, smallest, faults, partial, redrawn[0]))
+        checked = (lab.state_key(), lab.live.frames)
     sent = record_frames(lab)
     lab.store.greeted = False  # from here on the lab shows its frames itself, to compare
     here = json.loads(lab.state_key())
+
+    def moved(keys: tuple[str, ...]) -> int:
+        """The place of the control whose move a frame drawn ahead shows."""
+        (place,) = [i for i, (a, b) in enumerate(zip(here, json.loads(keys[0]))) if a != b]
+        return place
+
+    # Arrived at: the first frame drawn ahead (the nearest move) and, for every control, its
+    # frame drawn last (its farthest move, or one that needed a full draw: those come after all
+    # the others), so that every control's frames are sampled, early and late ones.
+    ahead = list(sent)[1:]
+    last_of = {moved(keys): keys for keys in ahead}
     arrivals = []
-    for keys in list(sent)[1::5][:6]:  # a sample over every control drawn ahead
-        (moved,) = [i for i, (a, b) in enumerate(zip(here, json.loads(keys[0]))) if a != b]
-        control_name, control = list(lab.controls.items())[moved]
-        (value,) = [v for place, v in reachable(control) if place == json.loads(keys[0])[moved]]
+    for keys in dict.fromkeys([*ahead[:1], *last_of.values()]):
+        control_name, control = list(lab.controls.items())[moved(keys)]
+        place = json.loads(keys[0])[moved(keys)]
+        (value,) = [v for at, v in reachable(control) if at == place]
         for move in visit(lab, [(control_name, value)]):
             arrivals.append(Arrival(keys, move, lab.state_key(), lab.current_frame(), sent[keys]))
     return Run(lab, seen, len(sent), arrivals)

@@ -308,7 +308,8 @@ class Lab(widgets.VBox):
 
     def _show_error(self, err: Exception) -> None:
         self.last_error = err
-        message = html.escape(str(err) or type(err).__name__)
+        # its own full stop is left out: the sentence below gives one ("...a bool.. The")
+        message = html.escape((str(err) or type(err).__name__).rstrip().rstrip("."))
         if not isinstance(err, ValueError | TypeError):  # a bug, not the student's input
             message = f"{html.escape(type(err).__name__)}: {message}"
             trace = html.escape("".join(traceback.format_exception(err)))
