@@ -1308,6 +1308,17 @@ def test_an_endless_loop_is_stopped_outside_the_main_thread_too(monkeypatch) -> 
     assert box["v"][0] == "incorrect" and "still running after 0.2 s" in box["v"][1]
 
 
+def test_an_endless_loop_stopped_outside_the_main_thread_does_not_run_on(monkeypatch) -> None:
+    """The helper thread that ran it is ended, not abandoned: a loop left spinning would take a
+    core and the GIL for the rest of the kernel's life (it slowed this suite's later tests 6x)."""
+    monkeypatch.setattr(ch05.stable_softmax, "time_limit", 0.2)
+    before = set(threading.enumerate())
+    worker = threading.Thread(target=lambda: verdict(ch05.stable_softmax, endless))
+    worker.start()
+    worker.join(5)
+    assert [t for t in threading.enumerate() if t not in before] == []
+
+
 def test_an_endless_loop_that_catches_exceptions_is_stopped_too(monkeypatch) -> None:
     def stubborn(x):
         while True:

@@ -33,6 +33,7 @@ else. ``evaluate`` and ``check_solution`` leave the record alone.
 
 from __future__ import annotations
 
+import ctypes
 import decimal
 import itertools
 import math
@@ -928,8 +929,11 @@ def _call_with_time_limit(func: Callable, args: list, seconds: float) -> Any:
     """``func(*args)``, interrupted after ``seconds``.
 
     In the main thread (a notebook's kernel) a SIGALRM interval timer raises inside the
-    student's Python code; elsewhere a helper thread runs it and is abandoned on a time-out.
-    Neither can interrupt a single long numpy call (C code), which ends before the check does.
+    student's Python code; elsewhere (a widget callback on a kernel subshell's thread, say) a
+    helper thread runs it, and on a time-out :class:`_TimeUp` is raised inside that thread
+    (:func:`_stop_thread`), so an endless loop does not spin on, taking a core and the GIL, for
+    the rest of the kernel's life. Neither can interrupt a single long numpy call (C code),
+    which ends before the check does.
     """
     if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
 
@@ -955,10 +959,24 @@ def _call_with_time_limit(func: Callable, args: list, seconds: float) -> Any:
     worker.start()
     worker.join(seconds)
     if worker.is_alive():
+        _stop_thread(worker)
         raise _TimeUp
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _stop_thread(thread: threading.Thread, patience: float = 1.0) -> None:
+    """Raise :class:`_TimeUp` inside ``thread`` (at its next Python instruction), again every
+    10 ms while it lives, for at most ``patience`` seconds: a loop that catches even a
+    BaseException and goes on is then left running, as before."""
+    ident = ctypes.c_ulong(thread.ident)
+    for _ in range(max(1, int(patience / 0.01))):
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, ctypes.py_object(_TimeUp))
+        thread.join(0.01)
+        if not thread.is_alive():
+            return
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, None)  # no exception left pending
 
 
 class FunctionExercise(Exercise):
