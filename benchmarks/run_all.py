@@ -1,6 +1,6 @@
 """Every speed and memory figure of the project in one table (README shows its latest output).
 
-    python benchmarks/run_all.py              # everything, about two minutes on 2 cores
+    python benchmarks/run_all.py              # everything, about eight minutes on 2 cores
     python benchmarks/run_all.py --no-suite   # skip the timed runs of the test suite
     python benchmarks/run_all.py --no-parts   # time the whole suite, not each of its parts
     python benchmarks/run_all.py --no-browser # skip the felt latency in chromium (~1 minute)
