@@ -65,10 +65,9 @@ LAUNCH_ARGS = [
 #: and the page's websocket connecting, seen here: "Culling 'idle' kernel ... with 0
 #: connections due to 80 seconds of inactivity", then a page without its labs.)
 #: README's own options are in voila.json, which voila reads from its working directory (ROOT).
-VOILA_TEST_OPTIONS = (
-    "--VoilaKernelManager.fill_delay=3600",
-    "--VoilaConfiguration.extension_denylist=jupyterlab-jupytext",
-)
+VOILA_TEST_OPTIONS = ("--VoilaConfiguration.extension_denylist=jupyterlab-jupytext",)
+#: How long voila waits (s) before running ahead a kernel for the next visitor (see above).
+VOILA_TEST_FILL_DELAY = 3600
 #: Server extensions JupyterLab loads that no notebook page uses: language servers (they look
 #: for node and npm at start), terminals, voila's preview; and jupytext's, which a student's
 #: install (requirements.txt) lacks (its lab extension is disabled in start_jupyterlab too).
@@ -247,12 +246,17 @@ def open_session(base: str, token: str, notebook: str) -> None:
 
 
 def start_voila(
-    home: Path, notebook: Path, log: BinaryIO, *options: str
+    home: Path,
+    notebook: Path,
+    log: BinaryIO,
+    *options: str,
+    fill_delay: int = VOILA_TEST_FILL_DELAY,
 ) -> tuple[subprocess.Popen, str]:
     """Start (not wait for) voila serving ``notebook``, its kernel run ahead (preheated).
 
     The command an instructor runs (README; its options are in ROOT/voila.json, and ``options``
-    are added), plus a loopback address and a free port.
+    are added), plus a loopback address and a free port; the kernel for a next visitor is run
+    ahead ``fill_delay`` seconds after a page takes one.
     Returns (process, page url); the server writes to ``log``.
     """
     port = free_port()
@@ -267,6 +271,7 @@ def start_voila(
             "--Voila.port_retries=0",
             f"--Voila.connection_dir_root={home}",  # kernel files: in the (temporary) home
             *VOILA_TEST_OPTIONS,
+            f"--VoilaKernelManager.fill_delay={fill_delay}",
             *options,
         ),
         env=env,

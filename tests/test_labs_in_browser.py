@@ -8,6 +8,8 @@
   sentence has it; a sentence over the lab's 20 tokens is refused in one plain sentence.
 * ``04_softmax_saturation`` under voila, README's other way to present: its text and lab show
   without code; every control moves the picture.
+* A one-cell notebook under voila with README's options (voila.json): a reloaded page's kernel
+  is shut down at once, not left to the cull.
 * The lab bench (``notebooks/lab_bench.ipynb``, every lab at presenting size) under voila as
   README's instructor section serves it (its options in voila.json, its kernel run ahead): every
   lab of ``attnlib.labs.__all__`` shows; each fits a 1280 x 720 and a 1920 x 1080 screen; its
@@ -37,6 +39,7 @@ from browser import (
     ARTIFACTS,
     PRESENTED_NOTEBOOK,
     STUDENT_NOTEBOOK,
+    children,
     kernel_answered,
     move_every_control,
     new_picture,
@@ -45,6 +48,9 @@ from browser import (
     pictures_before_next_picture,
     settle,
     shows_no_error,
+    start_voila,
+    stop,
+    wait_until_listening,
 )
 
 import attnlib.labs
@@ -320,6 +326,41 @@ def test_a_lab_notebook_under_voila_as_readme_offers_to_present_it(browser_sessi
         page.screenshot(path=ARTIFACTS / f"voila-{name}.png")
         assert shows_no_error(lab), "the lab shows an error"
         assert not errors, f"errors in the page: {errors}"
+
+
+def test_a_reloaded_voila_page_shuts_its_old_kernel_down(browser_session, tmp_path) -> None:
+    """README's voila command with its options (voila.json): a reload, like a closed tab, shuts
+    the old page's kernel down at once, so that reloads do not pile up kernels of ~275 MB each
+    until the cull. voila asks for it as the page goes; its XSRF check refused that request
+    (403) until voila.json turned the check off. A one-cell notebook: the kernels are tested,
+    not a lab."""
+    import time
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    notebook = tmp_path / "hello.ipynb"
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cells = [new_code_cell("print('hello')")]
+    nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": kernelspec}), notebook)
+    with (tmp_path / "voila.log").open("wb") as log:
+        # the next visitor's kernel is run ahead at once here (the session's servers wait)
+        proc, url = start_voila(tmp_path, notebook, log, fill_delay=0)
+    try:
+        wait_until_listening(proc, url, tmp_path / "voila.log", time.monotonic() + 60)
+        with open_page(browser_session.chromium, "voila-reload", 800, 600) as (page, errors):
+            page.goto(url, timeout=60_000)
+            page.get_by_text("hello").wait_for(timeout=60_000)
+            for _ in range(2):
+                page.reload(timeout=60_000)
+                page.get_by_text("hello").wait_for(timeout=60_000)
+            deadline = time.monotonic() + 15  # the page's kernel and the one run ahead
+            while len(children(proc.pid)) > 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert len(children(proc.pid)) <= 2, "a reloaded page left its kernel running"
+            assert not errors, f"errors in the page: {errors}"
+    finally:
+        stop(proc)
 
 
 # The sizes present mode promises, measured in the page: picture (shown and natural width),
