@@ -380,6 +380,9 @@ draw_attention_pipeline(T=5, d_model=6, d_k=3, d_v=4, ax=ax)
 plt.show()
 
 # %% [markdown]
+# *Figure:* Boxes from the embeddings $X$ through the $Q$, $K$, $V$ projections, scores, scale,
+# row softmax, weighted sum and output projection; each arrow is labelled with its shape.
+#
 # Read it as the formula
 #
 # $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V,$$

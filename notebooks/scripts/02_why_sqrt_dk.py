@@ -339,6 +339,9 @@ fig.suptitle(f"{N_SWEEP:,} random (q, k) pairs per width")
 plt.show()
 
 # %% [markdown]
+# *Figure:* Histograms for $d_k$ = 4, 64 and 1024: left, the raw scores widen as $d_k$ grows;
+# right, the scaled scores all lie on the dashed standard normal curve.
+#
 # (At $d_k = 4$ the raw histogram is a narrow spike, cut off at the top so that the wider ones
 # can be seen; its scaled version is a little more peaked than the normal curve, because a sum
 # of only four products is not yet normal.)

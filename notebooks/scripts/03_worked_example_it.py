@@ -266,6 +266,9 @@ fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
 plt.show()
 
 # %% [markdown]
+# *Figure:* The 4 × 4 attention weights as two heatmaps, raw (left) and scaled (right), queries as
+# rows, keys as columns, each weight printed; the scaled rows are flatter.
+#
 # The bottom row ("it") is the row we computed: "it" attends most to "Order", and the scaled
 # row is flatter. The top two rows are uniform, 0.25 everywhere: every key scores the same
 # against $q_\text{Order}$ and against $q_\text{was}$, and equal scores give equal weights
@@ -437,6 +440,9 @@ axes[0].legend(loc="lower left", fontsize=8)
 plt.show()
 
 # %% [markdown]
+# *Figure:* Two panels in the plane of the value dimensions: the segment from $v_0$ to $v_1$,
+# ticked every 0.1 of weight, with the outputs as diamonds lying on it.
+#
 # However the scores change, the outputs can only slide along the segment: attention can choose
 # *how much* of each value to take, never something outside what the values offer. Sharper
 # weights (the raw softmax) push the outputs toward the ends; flat weights pull them to the

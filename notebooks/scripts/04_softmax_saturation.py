@@ -355,6 +355,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# *Figure:* The softmax Jacobian norm (log scale) against $d_k$ from 1 to 1024, a median line with
+# its quartile band, scaled and unscaled; the unscaled median falls by orders of magnitude.
+#
 # (The plotting code is collapsed; click the cell's left edge to show it.) Scaled, the band is
 # flat: the scores always have standard deviation 1, so the softmax looks
 # the same at every $d_k$. Unscaled, the median falls by orders of magnitude as $d_k$ grows; at

@@ -466,6 +466,9 @@ fig.suptitle("Saturation depends on the spread of the scores; the float type doe
 plt.show()
 
 # %% [markdown]
+# *Figure:* Against the spread of the scores (log axis): left, the largest softmax weight rises to
+# 1; right, the largest Jacobian entry falls (log scale); three float types.
+#
 # (The plotting code is collapsed; click the cell's left edge to show it.) The three float types
 # draw one curve (the wide pale band is float32, the other two lie on it).
 # The largest weight passes 0.99 and the gradient falls by orders of magnitude at spreads around

@@ -125,6 +125,10 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# *Figure:* Two heatmaps of the 9 × 9 attention weights, numbers printed, without a mask (left)
+# and causal (right), where every weight above the diagonal is 0.
+
+# %% [markdown]
 # ## Why before the softmax, not after
 #
 # A tempting shortcut: compute the ordinary softmax, then set the future weights to zero. The
@@ -289,6 +293,10 @@ for b, ax in enumerate(axes):
 fig.suptitle("padding mask: keys right of the red line get weight 0", y=0.98)
 fig.tight_layout()
 plt.show()
+
+# %% [markdown]
+# *Figure:* Three heatmaps of attention weights, for sequences of length 9, 6 and 3; a vertical
+# line follows each last real key, and keys right of it get weight 0.
 
 # %% [markdown]
 # ## A query that may attend to nothing
@@ -456,6 +464,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# *Figure:* Masks with the allowed pairs filled: the 9 × 9 causal mask with its last two rows
+# boxed, the top-left 2 × 9 mask, and the bottom-right one, equal to the boxed rows.
+#
 # And the point of the cache: the two new queries, with the cached keys and values and the
 # bottom-right mask, give exactly the last two rows of full causal attention over all nine
 # tokens. The top-left mask hides "was" and "tired" from their own past and does not.

@@ -275,6 +275,9 @@ fig.supylabel("query (attending)", fontsize=9)
 plt.show()
 
 # %% [markdown]
+# *Figure:* Eight small heatmaps, one per head, of the 9 × 9 attention weights on one shared
+# colour scale; each head puts its few larger weights on different keys.
+#
 # With random weights, no head "means" anything; row "it" simply differs from head to head.
 # In a trained model, heads specialise: some attend to the previous token, some match a
 # pronoun with its noun, some track syntax. That specialisation is learned, not designed

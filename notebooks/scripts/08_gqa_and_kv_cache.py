@@ -66,7 +66,7 @@ print(f"{T} tokens, d_model = {d_model}, {n_heads} heads of d_head = {d_head}")
 #
 # A lesson's "next steps" promise to *"compare multi-head, multi-query, and grouped-query
 # attention using explicit head and cache shapes"*. The idea: keep all $n_{heads}$ query heads,
-# but let several of them share one key head and one value head. With $n_{kv\_heads}$ K/V heads
+# but let several share a key head and a value head. With $n_{kv\_heads}$ K/V heads
 # ($n_{kv\_heads}$ divides $n_{heads}$), query head $i$ reads K/V head
 #
 # $$g(i) = \left\lfloor \frac{i}{n_{heads} / n_{kv\_heads}} \right\rfloor,
@@ -92,6 +92,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# *Figure:* Three rows link eight query heads (circles) to K/V heads (squares): MHA gives each its
+# own, GQA shares two among groups of four, MQA shares one among all.
+#
 # In numpy, GQA needs two changes to our layer: $W_K$ and $W_V$ have only
 # $n_{kv\_heads} \cdot d_{head}$ columns, and before the scores each K/V head is repeated for
 # the query heads of its group (`np.repeat` along the head axis is exactly $g(i)$):
@@ -143,8 +146,8 @@ print("3. MHA with tied W_K, W_V equals GQA:", np.allclose(tied, output_gqa))
 print(f"   W_K entries: MHA {W_K.size:,}, GQA {W_K_gqa.size:,}, MQA {W_K_gqa[:, :d_head].size:,}")
 
 # %% [markdown]
-# Fewer K/V heads save a little on the projections, but that is not why models use them. The
-# reason is the **KV cache**.
+# Fewer K/V heads save a little on the projections, but models use them for the
+# **KV cache**.
 
 
 # %% [markdown]
@@ -229,7 +232,7 @@ ch08.kv_cache_bytes.check_solution(2 * layers * n_kv * d_h * T_ctx * n_bytes)  #
 # whole cache from memory once. How much arithmetic does it do with those bytes? Per layer, at
 # context $T$, the scores take $n_{heads} \cdot T \cdot d_{head}$ multiply-adds and the weighted
 # sum of the values as many again. Hardware is rated in FLOP/s, floating-point operations per
-# second, and a multiply-add is two of them (a multiplication and an addition), so
+# second; a multiply-add is two (a multiplication and an addition), so
 #
 # $$\text{FLOPs per token} = 4\, n_{layers}\, n_{heads}\, T\, d_{head}, \qquad
 # \text{bytes read per token} = 2\, n_{layers}\, n_{kv\_heads}\, T\, d_{head} \times
@@ -237,8 +240,8 @@ ch08.kv_cache_bytes.check_solution(2 * layers * n_kv * d_h * T_ctx * n_bytes)  #
 #
 # Their ratio, the **arithmetic intensity**, is $2\,(n_{heads}/n_{kv\_heads})$ / bytes per
 # number: $T$ and $d_{head}$ cancel. A processor can keep its arithmetic busy only if the
-# intensity exceeds its own ratio of peak arithmetic to memory bandwidth. As an example, take
-# the figures NVIDIA's data sheet gives for an A100 (80 GB, SXM): 312 TFLOP/s for float16
+# intensity exceeds its own ratio of peak arithmetic to memory bandwidth. For example,
+# NVIDIA's data sheet gives an A100 (80 GB, SXM) 312 TFLOP/s for float16
 # matrix products and 2,039 GB/s of memory bandwidth, about 150 FLOPs per byte. The model of
 # the table above at 8,192 tokens:
 
@@ -261,7 +264,7 @@ for name, n_kv in [("MHA", 32), ("GQA", 8), ("MQA", 1)]:
 # the cache than computing with it: decoding is **memory-bound**. Sharing K/V heads reads
 # $n_{heads}/n_{kv\_heads}$ times fewer bytes for the same arithmetic, and the time to read
 # the cache falls by the same factor. This, more than capacity, is the argument of the paper
-# that introduced multi-query attention (Shazeer, 2019, *Fast Transformer Decoding: One
+# introducing multi-query attention (Shazeer, 2019, *Fast Transformer Decoding: One
 # Write-Head is All You Need*): incremental inference "is often slow, due to the
 # memory-bandwidth cost of repeatedly loading the large 'keys' and 'values' tensors". Grouped-query
 # attention (Ainslie et al., 2023) is the compromise between MHA's quality and MQA's speed.

@@ -320,6 +320,9 @@ plt.show()
 
 
 # %% [markdown]
+# *Figure:* Two 12 × 12 query–key grids cut into 4 × 4 tiles, numbered in computing order: nine
+# tiles without a mask; with the causal mask, six, and three skipped.
+#
 # After its last key block every row's gap is 0 (to the four decimals printed): tiling computes
 # the same softmax, only in another order. The lesson calls the outputs "identical"; they are
 # equal up to rounding, not bit for bit: the optional section measures how close (about
@@ -714,6 +717,9 @@ plt.show()
 
 
 # %% [markdown]
+# *Figure:* Processor time of plain and tiled attention against $T$ from 256 to 2048, both axes
+# logarithmic; both lines run roughly parallel to the dashed slope-2 guides.
+#
 # The slope is the exponent $p$; we fit it by least squares on the logarithms. (The step from
 # 256 to 512 is often steeper than 4x: a $256 \times 256$ float32 matrix, 256 KiB, fits in the
 # processor's cache, a larger one travels to and from main memory, which costs more per entry.)
@@ -755,6 +761,10 @@ ax.set_title("peak memory of attention against T")
 ax.legend()
 plt.show()
 
+
+# %% [markdown]
+# *Figure:* Peak memory of plain and tiled attention against $T$, both axes logarithmic: plain
+# attention follows the dashed slope-2 line; tiled attention grows slowly, staying below 1 MiB.
 
 # %% [markdown]
 # ### The whole layer: a precision note on "16× more attention work"

@@ -258,8 +258,7 @@ SCALES, STEP_SIZES = {"scaled": 1 / np.sqrt(d_k), "unscaled": 1.0}, (0.001, 0.01
 runs = {(kind, lr): train(task, SCALES[kind], lr) for lr in STEP_SIZES for kind in SCALES}
 
 # %% [markdown]
-# The curves at step sizes 0.1 and 0.01 (plotting code collapsed; the optional section prints
-# the runs at 0.1 step by step):
+# (Plotting code collapsed; the optional section prints the 0.1 runs step by step.)
 
 # %% jupyter={"source_hidden": true}
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
@@ -288,11 +287,14 @@ fig.tight_layout(rect=(0, 0.07, 1, 1))
 plt.show()
 
 # %% [markdown]
+# *Figure:* Loss, accuracy and the median query's gradient (log scale) over 150 steps, scaled and
+# unscaled, at step sizes 0.1 and 0.01; only scaled heads find their keys.
+#
 # At step size 0.1 the scaled head of seed 9 finds every key (at step 37). The unscaled head does
 # not learn: its loss rises in the first steps and stays up, and the gradient reaching the
 # typical query's scores collapses within a few steps, to below $10^{-20}$. **Another step
 # size?** Its scores are 16 times larger, so try a range, from 100 times smaller to 10 times
-# larger (unscaled counts vary between machines: the cell states what holds with a margin):
+# larger (unscaled counts vary by machine, so the cell states a margin):
 
 # %%
 print("step size | scaled: final correct | unscaled: best of the 150 steps at most 4 of 16")
@@ -339,8 +341,7 @@ print(f"scaled at 0.1, all 16 found: {len(found)} of 8 seeds, at step {min(found
 #
 # ## 6. Inside the stalled head
 #
-# After 150 steps at step size 0.1, the weights of all 16 queries of seed 9; red squares mark the
-# key each query should find (plotting code collapsed):
+# Seed 9 at step size 0.1 (plotting code collapsed):
 
 # %% jupyter={"source_hidden": true}
 from attnlib.pictures.heatmap import attention_heatmap
@@ -358,8 +359,9 @@ fig.colorbar(image, ax=axes, shrink=0.8, pad=0.02, label="attention weight")
 plt.show()
 
 # %% [markdown]
-# The scaled head has put its weight on the squares. The unscaled head's rows are one-hot, each
-# on a wrong key: its first, large updates throw queries from one wrong key to another, deeper
+# *Figure:* Weights of the 16 queries after 150 steps, target keys outlined by squares: scaled
+# (left), on the targets; unscaled (right), one-hot rows, each on a wrong key.
+# The unscaled head's first, large updates throw queries from one wrong key to another, deeper
 # into saturation; after the first few steps no query moves (the optional section checks it).
 # Every term $P_{ij}(dP_{ij} - \dots)$ of the softmax line is then 0, or 1 times 0: no gradient
 # reaches $W_Q$ and $W_K$. The lessons' central claim, measured.

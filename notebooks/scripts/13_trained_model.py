@@ -129,9 +129,9 @@ fig.colorbar(ax.images[0], ax=ax, fraction=0.02, pad=0.01, label="attention weig
 plt.show()
 
 # %% [markdown]
-# Many heads put most of their weight in the first column, on `[CLS]`; some maps are a sharp
-# diagonal stripe, each token attending to its neighbour (layer 0, head 2 is one; more below);
-# others are diffuse.
+# *Figure:* The 72 heads' maps, 6 layer rows by 12 head columns: many put most weight in the first
+# column, on `[CLS]`; some are sharp diagonal stripes; others are diffuse. In a stripe each token
+# attends to its neighbour (layer 0, head 2; more below).
 #
 # ## Where does "it" look?
 #
@@ -202,6 +202,10 @@ for ax, (l, h) in zip(axes, [switch_head, strongest]):
 axes[0].set_ylabel("attention weight of 'it'")
 axes[0].legend()
 plt.show()
+
+# %% [markdown]
+# *Figure:* Paired bars for "tired" and "wide": the weight *it* gives each token in layer 4, head
+# 0, which shifts towards *street*, and in layer 5, head 11, mostly on *animal*.
 
 # %% [markdown]
 # ### A caveat: attention maps are not explanations
@@ -277,7 +281,7 @@ for label, v in [("raw", raw_std), ("scaled", raw_std / np.sqrt(d_head))]:
 print(f"heads with raw std above sqrt(d_head): {(raw_std > np.sqrt(d_head)).sum()} of 72")
 
 # %% [markdown]
-# One dot per head, with the theory's line (plotting code collapsed):
+# (Plotting code collapsed.)
 
 # %% jupyter={"source_hidden": true}
 L = c.n_layers
@@ -304,6 +308,9 @@ ax.grid(alpha=0.3)
 plt.show()
 
 # %% [markdown]
+# *Figure:* One dot per head, by layer: the standard deviation of $q \cdot k$ in a row (log scale)
+# against the theory's dashed line at 5.66; most dots lie above it.
+#
 # The theory gets the order of magnitude right, and after the scale most heads sit between
 # about 1 and 3. But most trained heads spread *more* than $\sqrt{32}$: training made queries
 # and keys point at each other, for sharper choices. One head stands out at ten times the
@@ -327,7 +334,7 @@ uniform = np.mean(np.log(corpus.lengths))  # ln T, averaged over the sentences
 print(f"rows: {len(a):,}; uniform rows would have a mean entropy of {uniform:.2f}")
 
 # %% [markdown]
-# The largest weight of every row, with and without the scale (plotting code collapsed):
+# (Plotting code collapsed.)
 
 # %% jupyter={"source_hidden": true}
 fig, ax = plt.subplots(figsize=(8, 3.4))
@@ -341,6 +348,9 @@ ax.legend(loc="upper center")
 plt.show()
 
 # %% [markdown]
+# *Figure:* Histograms of each row's largest weight, with the model's scale and with it removed
+# (counts on a log scale); without the scale most rows pile up at 1, one-hot.
+#
 # With the scale, the typical row is neither uniform nor one-hot (entropy about half of
 # $\ln T$), and only a minority put more than 0.9 on one key. Without it the same trained scores
 # would saturate most rows, as notebook 04 predicts (a model trained without the scale would have
@@ -408,6 +418,10 @@ ax.set_xlabel("")
 ax.set_ylabel("")
 ax.set_title("cosine similarity of the sentence embeddings (below 0 drawn white)", pad=28)
 plt.show()
+
+# %% [markdown]
+# *Figure:* A 7 × 7 heatmap of cosine similarities between the sentence embeddings, values
+# printed; the pairs tired–wide (0.83), stocks–shares (0.62) and guitar–strum (0.49) stand out.
 
 # %%
 similarity = corpus.embeddings @ corpus.embeddings.T  # (7, 7): embeddings of length 1
