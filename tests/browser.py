@@ -550,16 +550,25 @@ def pictures_before_next_picture(page, lab, key: str, timeout_s: float = 5.0) ->
     )
 
 
-def kernel_answered(page, timeout_s: float = 10) -> None:
+def sent_changes(page) -> int:
+    """How many widget changes the page has sent so far (NOTE_ARRIVALS)."""
+    return page.evaluate("window.__sentComms.length")
+
+
+def kernel_answered(page, timeout_s: float = 10, sent_before: int = -1) -> None:
     """Wait until the kernel has handled every widget change the page sent (it reported "idle"
-    after the last one; ipywidgets sends a held-back change as that report arrives). A picture
-    drawn ahead shows first; the kernel's answer may still move other controls (a slider's end),
-    and a lab moves those before it reports idle."""
+    after the last one; ipywidgets sends a held-back change as that report arrives), and, given
+    ``sent_before`` (``sent_changes`` before an action), until the page has sent a change since:
+    the page sends after a key press returns. A picture drawn ahead shows first; the kernel's
+    answer may still move other controls (a slider's end), and a lab moves those before it
+    reports idle."""
     page.wait_for_function(
-        """() => {
-            const last = window.__sentComms[window.__sentComms.length - 1];
-            return last === undefined || window.__idleAfter.has(last);
+        """(before) => {
+            const sent = window.__sentComms;
+            const last = sent[sent.length - 1];
+            return sent.length > before && (last === undefined || window.__idleAfter.has(last));
         }""",
+        arg=sent_before,
         polling=50,
         timeout=timeout_s * 1000,
     )

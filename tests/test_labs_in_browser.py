@@ -46,6 +46,7 @@ from browser import (
     open_page,
     picture,
     pictures_before_next_picture,
+    sent_changes,
     settle,
     shows_no_error,
     start_voila,
@@ -244,11 +245,13 @@ def student(browser_session):
 
 
 def type_sentence(student, sentence: str) -> None:
-    """Type ``sentence`` into the lab's text box, press Enter, and wait for the kernel's answer."""
+    """Type ``sentence`` into the lab's text box, press Enter, and wait for the kernel's answer
+    to it (not only to the changes sent before: the page sends after the key press returns)."""
     box = student.lab.locator(".widget-combobox input, .widget-text input").first
+    sent_before = sent_changes(student.page)
     box.fill(sentence)
     box.press("Enter")
-    kernel_answered(student.page)
+    kernel_answered(student.page, sent_before=sent_before)
 
 
 def query_token(lab) -> str:
