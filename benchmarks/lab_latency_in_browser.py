@@ -270,7 +270,7 @@ def measure_all(keys: int = 15, drag_moves: int = 40, opening: bool = False) -> 
             bt.wait_until_listening(voila_proc, voila_url, home / "voila.log", deadline)
             with bt.sync_playwright() as playwright:
                 browser = playwright.chromium.launch(
-                    executable_path=str(bt.CHROMIUM), args=bt.LAUNCH_ARGS
+                    executable_path=str(bt.FULL_CHROMIUM), args=bt.LAUNCH_ARGS
                 )
                 page = browser.new_page(viewport={"width": 1920, "height": 1080})
                 page.add_init_script(bt.NOTE_ARRIVALS)

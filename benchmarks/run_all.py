@@ -264,7 +264,7 @@ def latency_rows() -> list[Row]:
     import lab_latency_in_browser  # here: it needs playwright, which the other rows do not
 
     browser = lab_latency_in_browser.bt
-    missing = browser.MISSING + browser.VOILA_MISSING
+    missing = browser.missing(browser.FULL_CHROMIUM, "chromium") + browser.VOILA_MISSING
     if missing:
         return [("felt latency", "not measured: " + "; ".join(missing), "< 50 / 100 ms", "NO")]
     rows = []
