@@ -357,9 +357,8 @@ def test_a_reloaded_voila_page_shuts_its_old_kernel_down(browser_session, tmp_pa
             page.goto(url, timeout=60_000)
             hello = page.get_by_text("hello", exact=True)  # the widget, not its text/plain
             hello.wait_for(timeout=60_000)
-            for _ in range(2):
-                page.reload(timeout=60_000)
-                hello.wait_for(timeout=60_000)
+            page.reload(timeout=60_000)
+            hello.wait_for(timeout=60_000)
             deadline = time.monotonic() + 15  # the page's kernel and the one run ahead
             while len(children(proc.pid)) > 2 and time.monotonic() < deadline:
                 time.sleep(0.2)
