@@ -247,7 +247,8 @@ def local_pypi(monkeypatch, tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     base = f"http://127.0.0.1:{server.server_address[1]}"
     served["/pypi/json"] = served["/pypi/json"].replace(b"WHEEL_URL", f"{base}/wheel".encode())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop to look (every 0.5 s by default): 0.5 s per test
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     monkeypatch.setenv("ATTNLIB_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("PIP_INDEX_URL", raising=False)
