@@ -10,7 +10,7 @@ start at once, then the lab contract (every lab driven at two sizes: the longest
 ~15 CPU-s), then the notebooks (a few seconds each), and the many short unit-test files fill the
 gaps. Only the order changes.
 
-The two browser files share one chromium and one set of servers (a session fixture,
+The two browser files share one chromium and one set of servers (``browser_session``,
 ``tests/conftest.py``): the scheduler below hands them to one worker as one unit, where plain
 ``loadfile`` could give them to two workers, each starting its own.
 """

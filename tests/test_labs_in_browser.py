@@ -23,8 +23,8 @@
 Every page fails on an error of its own (uncaught, or on the console). Screenshots go to
 ``artifacts/browser/`` (git-ignored). The servers and the one chromium are the session's
 (``browser_session`` in tests/conftest.py, ``session`` in browser.py): started together, the
-voila kernels running ahead while the JupyterLab tests work, and killed with their kernels at the
-end. What keeps them cheap (the suite shares 2 cores) is said in ``browser.py``.
+voila kernels running ahead while the JupyterLab tests work, and killed with their kernels after
+the last browser test. What keeps them cheap (the suite shares 2 cores) is said in ``browser.py``.
 """
 
 from __future__ import annotations
