@@ -44,15 +44,19 @@ OFFLINE_OPTIONS = (
 )
 #: Screenshots of the labs (git-ignored; look at them after a run).
 ARTIFACTS = ROOT / "artifacts" / "browser"
-#: The browser the tests drive: Debian's chromium-headless-shell (``apt-get install
-#: chromium-headless-shell``), Chromium's own engine (Blink, V8, its network stack) without what a
-#: headless run does not use (the browser's window UI, a GPU process); Playwright's headless runs
-#: use the same build of its own. Over the browser tests it spent ~9 CPU-s (23%) less in chromium
-#: than the full browser, measured side by side four times, with every test passing on both.
-CHROMIUM = Path("/usr/lib/chromium/chromium-headless-shell")
-#: The full browser, for benchmarks/lab_latency_in_browser.py: felt latency is measured in the
-#: browser a user has (``apt-get install chromium``).
+#: The full browser (``apt-get install chromium``): benchmarks/lab_latency_in_browser.py measures
+#: felt latency in the browser a user has.
 FULL_CHROMIUM = Path("/usr/bin/chromium")
+#: Debian's chromium-headless-shell (``apt-get install chromium-headless-shell``): Chromium's own
+#: engine (Blink, V8, its network stack) without what a headless run does not use (the window UI,
+#: a GPU process); Playwright's headless runs use the same build of their own. Over the browser
+#: tests it spent ~9 CPU-s (23%) less in chromium than the full browser, measured side by side
+#: four times, with every test passing on both.
+HEADLESS_SHELL = Path("/usr/lib/chromium/chromium-headless-shell")
+#: The browser the tests drive: the headless shell (CI installs it), else the full browser.
+CHROMIUM = (
+    HEADLESS_SHELL if HEADLESS_SHELL.exists() or not FULL_CHROMIUM.exists() else FULL_CHROMIUM
+)
 LAUNCH_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
