@@ -19,7 +19,7 @@ from PIL import Image
 
 import attnlib.labs
 import attnlib.labs.present as present
-from attnlib.labs.encoders import encode_jpeg, encode_png
+from attnlib.labs.encoders import JPEG_QUALITY, encode_jpeg, encode_png
 from attnlib.labs.figure import LiveFigure
 from attnlib.labs.lab import Lab, heading_and_detail
 from attnlib.labs.text_labels import TextLabels
@@ -402,6 +402,14 @@ def test_encode_jpeg_keeps_the_picture_close_to_the_pixels() -> None:
     decoded = np.asarray(Image.open(io.BytesIO(encode_jpeg(rgba))), dtype=int)
     assert decoded.shape == (40, 60, 3)
     assert np.abs(decoded[:, 2:26] - rgba[:, 2:26, :3]).max() <= 8  # away from the edge
+
+
+def test_encode_jpeg_ignores_alpha_as_a_conversion_to_rgb_does() -> None:
+    rgba = np.random.default_rng(0).integers(0, 256, size=(24, 40, 4), dtype=np.uint8)
+    rgb = Image.fromarray(rgba, "RGBA").convert("RGB")
+    buffer = io.BytesIO()
+    rgb.save(buffer, format="jpeg", quality=JPEG_QUALITY)
+    assert encode_jpeg(rgba) == buffer.getvalue()
 
 
 def test_sync_controls_runs_before_each_update_and_one_move_draws_one_frame() -> None:

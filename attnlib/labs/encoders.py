@@ -84,7 +84,9 @@ def encode_jpeg(rgba: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
             f"rgba must be a (H, W, 4) uint8 array; got dtype {pixels.dtype}, shape {pixels.shape}"
         )
     height, width = pixels.shape[:2]
-    image = Image.frombuffer("RGBA", (width, height), pixels, "raw", "RGBA", 0, 1).convert("RGB")
+    # Read as RGBX (the fourth byte ignored): the JPEG encoder packs each row to RGB itself, which
+    # gives the same file as converting the whole image to RGB first, in ~60% of the time.
+    image = Image.frombuffer("RGBX", (width, height), pixels, "raw", "RGBX", 0, 1)
     buffer = io.BytesIO()
     image.save(buffer, format="jpeg", quality=quality)
     return buffer.getvalue()
