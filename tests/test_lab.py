@@ -164,9 +164,15 @@ def test_encode_png_round_trips_every_pixel() -> None:
     np.testing.assert_array_equal(decoded, rgba[:, :, :3])
 
 
-def test_encode_png_rejects_a_buffer_that_is_not_rgba_bytes() -> None:
-    with pytest.raises(ValueError, match=r"rgba must be a \(H, W, 4\) uint8 array; got .*\(3, 3\)"):
-        encode_png(np.zeros((3, 3), dtype=np.uint8))
+@pytest.mark.parametrize("encode", [encode_png, encode_jpeg])
+@pytest.mark.parametrize(
+    "rgba",
+    [np.zeros((3, 3), dtype=np.uint8), np.zeros((3, 3, 3), dtype=np.uint8)],
+    ids=["two-dimensional", "three-channels"],
+)
+def test_an_encoder_rejects_a_buffer_that_is_not_rgba_bytes(encode, rgba) -> None:
+    with pytest.raises(ValueError, match=r"rgba must be a \(H, W, 4\) uint8 array; got .*\(3, 3"):
+        encode(rgba)
 
 
 def labelled_make_view(fig):

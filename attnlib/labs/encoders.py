@@ -7,6 +7,7 @@ import struct
 import zlib
 
 import numpy as np
+import PIL.Image  # matplotlib's own dependency
 
 __all__ = ["JPEG_QUALITY", "PNG_COMPRESS_LEVEL", "encode_jpeg", "encode_png"]
 
@@ -26,9 +27,10 @@ def _png_chunk(tag: bytes, data: bytes) -> bytes:
 def encode_png(rgba: np.ndarray, compress_level: int = PNG_COMPRESS_LEVEL) -> bytes:
     """Encode an RGBA pixel buffer as an RGB PNG: no row filter, zlib at ``compress_level``.
 
-    Written out (numpy + zlib) because PIL's encoder spends most of its time choosing a row filter
-    per row, which buys little for flat figure colours: this takes about half the time for a
-    few percent more bytes.
+    Written out (zlib) because PIL's encoder spends most of its time choosing a row filter per
+    row, which buys little for flat figure colours: this takes about half the time for a few
+    percent more bytes. PIL still drops the alpha bytes (its RGBX packer, ~7x faster than a numpy
+    copy of ``rgba[..., :3]``).
 
     Parameters
     ----------
@@ -42,14 +44,11 @@ def encode_png(rgba: np.ndarray, compress_level: int = PNG_COMPRESS_LEVEL) -> by
     bytes
         A complete PNG file (8-bit RGB, no interlacing).
     """
-    pixels = np.asarray(rgba)
-    if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 4:
-        raise ValueError(
-            f"rgba must be a (H, W, 4) uint8 array; got dtype {pixels.dtype}, shape {pixels.shape}"
-        )
-    height, width = pixels.shape[:2]
-    rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)  # column 0: filter type 0 (None)
-    rows[:, 1:].reshape(height, width, 3)[...] = pixels[:, :, :3]
+    image = _rgbx_image(rgba)
+    width, height = image.size
+    rows = np.empty((height, 1 + 3 * width), dtype=np.uint8)
+    rows[:, 0] = 0  # each row's filter type: 0 (None)
+    rows[:, 1:] = np.frombuffer(image.tobytes("raw", "RGB"), np.uint8).reshape(height, -1)
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, RGB
     return b"".join(
         (
@@ -76,17 +75,19 @@ def encode_jpeg(rgba: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
     bytes
         A JPEG file.
     """
-    from PIL import Image  # matplotlib's own dependency
+    buffer = io.BytesIO()
+    # The JPEG encoder packs each RGBX row to RGB itself: the same file as converting the whole
+    # image to RGB first, in ~60% of the time.
+    _rgbx_image(rgba).save(buffer, format="jpeg", quality=quality)
+    return buffer.getvalue()
 
+
+def _rgbx_image(rgba: np.ndarray) -> PIL.Image.Image:
+    """``rgba`` (checked) as a PIL image of mode RGBX: the pixels, their alpha bytes ignored."""
     pixels = np.ascontiguousarray(rgba)
     if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 4:
         raise ValueError(
             f"rgba must be a (H, W, 4) uint8 array; got dtype {pixels.dtype}, shape {pixels.shape}"
         )
     height, width = pixels.shape[:2]
-    # Read as RGBX (the fourth byte ignored): the JPEG encoder packs each row to RGB itself, which
-    # gives the same file as converting the whole image to RGB first, in ~60% of the time.
-    image = Image.frombuffer("RGBX", (width, height), pixels, "raw", "RGBX", 0, 1)
-    buffer = io.BytesIO()
-    image.save(buffer, format="jpeg", quality=quality)
-    return buffer.getvalue()
+    return PIL.Image.frombuffer("RGBX", (width, height), pixels, "raw", "RGBX", 0, 1)
