@@ -44,6 +44,10 @@ OFFLINE_OPTIONS = (
 )
 #: Screenshots of the labs (git-ignored; look at them after a run).
 ARTIFACTS = ROOT / "artifacts" / "browser"
+#: Whether the tests keep a screenshot of each lab they check (``ATTNLIB_SCREENSHOTS=1``), for a
+#: person to look at: ten a run, ~0.2-0.4 CPU-s of chromium each (2.7 CPU-s measured), which a
+#: run that nobody looks at (CI) need not spend. A page's failure screenshot is always taken.
+SCREENSHOTS = os.environ.get("ATTNLIB_SCREENSHOTS") == "1"
 #: The full browser (``apt-get install chromium``): benchmarks/lab_latency_in_browser.py measures
 #: felt latency in the browser a user has.
 FULL_CHROMIUM = Path("/usr/bin/chromium")
@@ -520,6 +524,14 @@ def open_page(browser, name: str, width: int, height: int) -> Iterator[tuple[Any
         raise
     finally:
         page.close()
+
+
+def keep_screenshot(shown, name: str) -> None:
+    """If SCREENSHOTS, save a screenshot of ``shown`` (a page or a locator) as
+    ``ARTIFACTS/{name}.png``."""
+    if SCREENSHOTS:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shown.screenshot(path=ARTIFACTS / f"{name}.png")
 
 
 def page_clock(page) -> float:

@@ -20,8 +20,9 @@
   error. The median arrow-key latency is printed; ``benchmarks/lab_latency_in_browser.py``
   measures keys and drags in JupyterLab and voila.
 
-Every page fails on an error of its own (uncaught, or on the console). Screenshots go to
-``artifacts/browser/`` (git-ignored). The servers and the one chromium are the session's
+Every page fails on an error of its own (uncaught, or on the console); a failed page's screenshot
+goes to ``artifacts/browser/`` (git-ignored), and with ``ATTNLIB_SCREENSHOTS=1`` one of every lab
+checked too, to look at after a run. The servers and the one chromium are the session's
 (``browser_session`` in tests/conftest.py, ``session`` in browser.py): started together, the
 voila kernels running ahead while the JupyterLab tests work, and killed with their kernels after
 the last browser test. What keeps them cheap (the suite shares 2 cores) is said in ``browser.py``.
@@ -36,10 +37,10 @@ import types
 import pytest
 from accessibility import MISSING_AXE, scan
 from browser import (
-    ARTIFACTS,
     PRESENTED_NOTEBOOK,
     STUDENT_NOTEBOOK,
     children,
+    keep_screenshot,
     kernel_answered,
     move_every_control,
     new_picture,
@@ -116,7 +117,8 @@ def overlap(a: dict, b: dict, slack: float = 0.5) -> bool:
 
 
 def check_control_layout(page, lab, name: str, width: int) -> list[str]:
-    """Resize the window to ``width``, screenshot the lab, and list every layout fault found.
+    """Resize the window to ``width``, keep a screenshot of the lab (if asked), and list every
+    layout fault found.
 
     Faults: a control's label, working parts (slider track, buttons, checkbox) and readout
     overlapping one another or another row; a label or readout whose text is cut off; a slider
@@ -127,8 +129,7 @@ def check_control_layout(page, lab, name: str, width: int) -> list[str]:
         "w => document.documentElement.clientWidth === w", arg=width, polling="raf"
     )
     lab.scroll_into_view_if_needed()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    lab.screenshot(path=ARTIFACTS / f"{name}-{width}px.png")
+    keep_screenshot(lab, f"{name}-{width}px")
     rows = lab.evaluate(MEASURE_ROWS)
     faults = []
     if not rows:
@@ -302,7 +303,6 @@ def test_a_lab_notebook_in_jupyterlab_every_control_moves_it_and_reads_cleanly(s
     name = STUDENT_NOTEBOOK.stem
     move_every_control(page, lab)
     faults = [f for w in LAYOUT_WIDTHS for f in check_control_layout(page, lab, name, w)]
-    print(f"layout screenshots: {ARTIFACTS}/{name}-*px.png")
     assert not faults, "the lab's controls collide:\n" + "\n".join(faults)
     assert shows_no_error(lab), "the lab shows an error"
 
@@ -325,8 +325,7 @@ def test_a_lab_notebook_under_voila_as_readme_offers_to_present_it(browser_sessi
         assert code.count() == 0, f"{code.count()} code cells shown"
         lab.scroll_into_view_if_needed()
         move_every_control(page, lab)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=ARTIFACTS / f"voila-{name}.png")
+        keep_screenshot(page, f"voila-{name}")
         assert shows_no_error(lab), "the lab shows an error"
         assert not errors, f"errors in the page: {errors}"
 
@@ -449,7 +448,6 @@ def test_lab_bench_a_frame_drawn_ahead_shows_without_a_picture_from_the_kernel(b
 
 def test_lab_bench_every_lab_at_present_size_and_every_control_moves_it(bench) -> None:
     page, labs = bench.page, bench.labs
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     faults, key_seconds = [], []
     for i in range(labs.count()):
         lab = labs.nth(i)
@@ -462,14 +460,14 @@ def test_lab_bench_every_lab_at_present_size_and_every_control_moves_it(bench) -
         if sizes["handle"] < PRESENT_MIN_HANDLE:
             faults.append(f"lab {i}: slider handle {sizes['handle']} px < {PRESENT_MIN_HANDLE}")
         key_seconds += move_every_control(page, lab)
-        lab.screenshot(path=ARTIFACTS / f"lab_bench-{i}.png")
+        keep_screenshot(lab, f"lab_bench-{i}")
         if not shows_no_error(lab):
             faults.append(f"lab {i} shows an error")
     keys_ms = sorted(1000 * s for s in key_seconds)
     print(
         f"voila, present size: arrow key to new picture {statistics.median(keys_ms):.0f} ms"
         f" median over {len(keys_ms)} presses (benchmarks/lab_latency_in_browser.py"
-        f" measures drags too); screenshots: {ARTIFACTS}/lab_bench-*.png"
+        " measures drags too)"
     )
     assert not faults, "\n".join(faults)
 
