@@ -42,7 +42,7 @@ OFFLINE_OPTIONS = (
     "--VoilaConfiguration.resources={'reveal': {'url_prefix': 'voila/files/vendor/reveal.js'}}",
     "--HTMLExporter.jquery_url=voila/files/vendor/jquery/dist/jquery.min.js",
 )
-#: Screenshots of the labs (git-ignored; look at them after a run).
+#: Where screenshots go (git-ignored): a failed page's, and each lab's if SCREENSHOTS.
 ARTIFACTS = ROOT / "artifacts" / "browser"
 #: Whether the tests keep a screenshot of each lab they check (``ATTNLIB_SCREENSHOTS=1``), for a
 #: person to look at: ten a run, ~0.2-0.4 CPU-s of chromium each (2.7 CPU-s measured), which a
