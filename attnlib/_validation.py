@@ -42,7 +42,12 @@ def as_float_array(x: ArrayLike, name: str, min_ndim: int = 0) -> np.ndarray:
     """
     try:
         arr = np.asarray(x)
-    except (ValueError, TypeError) as err:  # ragged nested lists
+    except (ValueError, TypeError, RuntimeError) as err:  # ragged lists, tensors numpy can't read
+        if getattr(x, "requires_grad", False):  # a PyTorch tensor in an autograd graph
+            raise TypeError(
+                f"{name} must be a numeric array; got a {type(x).__name__} that requires grad,"
+                f" which numpy cannot read: pass {name}.detach().cpu().numpy()"
+            ) from None
         raise TypeError(f"{name} must be a numeric array; could not convert it ({err})") from None
     if arr.dtype.kind not in _NUMERIC_KINDS:
         raise TypeError(

@@ -1,6 +1,7 @@
 """The install files agree: requirements.txt and environment.yml ask for the same packages with
-the same lower bounds; contributor tools stay out of the student install; Binder's folder holds
-the student install plus voila and warms the model cache."""
+the same lower bounds; the contributors' install (requirements-test.in) is locked in
+requirements-test.txt, which README's test command installs; contributor tools stay out of the
+student install; Binder's folder holds the student install plus voila and warms the model cache."""
 
 from __future__ import annotations
 
@@ -92,7 +93,54 @@ CONTRIBUTOR_TOOLS = ("jupytext",)
 def test_contributor_tools_are_in_the_test_install_not_the_student_install(tool: str) -> None:
     assert tool not in requirements(), f"{tool} is in requirements.txt"
     assert tool not in environment(), f"{tool} is in environment.yml"
-    assert tool in parse((ROOT / "requirements-test.txt").read_text().splitlines())
+    assert tool in parse((ROOT / "requirements-test.in").read_text().splitlines())
+
+
+#: A line of the lock: ``name==version``, maybe with an environment marker after ``;``.
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9][^\s;]*)(\s*;.*)?$")
+
+
+def lock_lines() -> list[str]:
+    """The requirement lines of the lock (comments and blank lines left out)."""
+    text = (ROOT / "requirements-test.txt").read_text()
+    return [line.strip() for line in text.splitlines() if line.strip() and line[0] not in "# "]
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_lock_pins_every_package_it_installs() -> None:
+    lines = lock_lines()
+    unpinned = [line for line in lines if line != "-e ." and not PIN.match(line)]
+    assert "-e ." in lines, "the lock must install attnlib from the checkout"
+    assert len(lines) > 50 and not unpinned, f"lines of the lock that pin nothing: {unpinned}"
+
+
+@pytest.mark.parametrize("source", ["requirements.txt", "requirements-test.in"])
+def test_the_lock_pins_every_requirement_at_a_version_its_bound_allows(source: str) -> None:
+    from packaging.version import Version
+
+    pins: dict[str, list[str]] = {}
+    for match in filter(None, map(PIN.match, lock_lines())):
+        pins.setdefault(canonical(match.group(1)), []).append(match.group(2))
+    bounds = parse((ROOT / source).read_text().splitlines())
+    assert bounds
+    for name, bound in bounds.items():
+        assert canonical(name) in pins, f"{name} (from {source}) is not in the lock"
+        for version in pins[canonical(name)]:
+            assert Version(version) >= Version(bound.removeprefix(">=")), (name, version, bound)
+
+
+def test_the_lock_was_made_by_the_command_that_contributing_gives() -> None:
+    header = (ROOT / "requirements-test.txt").read_text().splitlines()[:3]
+    command = next(line.strip("# ") for line in header if "uv pip compile" in line)
+    assert command in " ".join((ROOT / "CONTRIBUTING.md").read_text().split())
+    assert command in (ROOT / "requirements-test.in").read_text()
+
+
+def test_the_readme_test_command_installs_the_lock() -> None:
+    assert readme_test_command().startswith("python -m pip install -r requirements-test.txt && ")
 
 
 def test_binder_environment_is_the_student_install_plus_voila() -> None:

@@ -27,6 +27,20 @@ from attnlib.pictures.heatmap import attention_heatmap
 from attnlib.saturation import entropy
 
 Q4, K4, V4 = np.ones((4, 4)), np.ones((4, 4)), np.ones((4, 2))
+
+
+class TensorRequiringGrad:
+    """Stands in for a PyTorch tensor with ``requires_grad=True``: numpy's conversion raises
+    torch's RuntimeError."""
+
+    requires_grad = True
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError(
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+        )
+
+
 EYE4 = np.eye(4)
 RNG = np.random.default_rng(0)
 
@@ -391,6 +405,12 @@ CASES = {
         lambda: sample_dot_products(4, 10, RNG, workers=0),
         ValueError,
         r"workers must be >= 1; got workers=0",
+    ),
+    "Q a tensor that requires grad": (
+        sdpa(Q=TensorRequiringGrad()),
+        TypeError,
+        r"Q must be a numeric array; got a TensorRequiringGrad that requires grad, which numpy"
+        r" cannot read: pass Q\.detach\(\)\.cpu\(\)\.numpy\(\)",
     ),
     # attention_heatmap
     "heatmap 1-D": (

@@ -21,7 +21,7 @@ from typing import Any
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotation
 
 from .._validation import check_int
 from ..retrieval import retrieval_problem, train_retrieval
@@ -183,6 +183,10 @@ def _make_view(fig: Figure, *, runs: dict, n_steps: int):
     ax_loss.set_ylim(-_MARGIN * loss_max, (1 + _MARGIN) * loss_max)
     ax_grad.set_yscale("log")
     ax_grad.set_ylim(_GRAD_FLOOR / room, grad_max * room)
+    # a tick every second decade from the floor up, whatever matplotlib's LogLocator would choose
+    # (before 3.11 it chose the odd decades here, and the floor lost its tick)
+    decades = np.arange(np.log10(_GRAD_FLOOR), np.log10(grad_max * room) + 2, 2)
+    ax_grad.yaxis.set_major_locator(FixedLocator(10.0**decades))
     # the floor's tick says that smaller norms are drawn there
     ax_grad.yaxis.set_major_formatter(FuncFormatter(_grad_tick))
     ax_loss.legend(loc="center right", fontsize=9, frameon=False)
