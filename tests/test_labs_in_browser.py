@@ -235,7 +235,9 @@ def student(browser_session):
             .filter(has_text="_lab(")
             .first.locator(".jp-OutputArea-output.jp-RenderedImage img")
         )
-        stored.first.wait_for(state="attached", timeout=10_000)
+        # JupyterLab adds a long notebook's cells to the page a batch at a time, in idle moments:
+        # on a loaded 2-core machine the lab's cell (cell 34 of 13's 48) took over 10 s
+        stored.first.wait_for(state="attached", timeout=30_000)
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.locator("[data-command='runmenu:run-all']").click()
         lab = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-slider")).first
