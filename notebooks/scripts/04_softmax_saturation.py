@@ -257,8 +257,7 @@ for label, scores in (("std 1  (scaled)  ", x), ("std 32 (unscaled)", 32 * x)):
 # *Try:* unscaled, drag $d_k$ from 1 to 1024. Then tick "divide scores by √d_k". Then try other
 # query tokens. (Without a running kernel you see a picture of the lab's starting state.)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from attnlib.labs import saturation_lab
 
 saturation_lab()

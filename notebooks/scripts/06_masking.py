@@ -501,8 +501,7 @@ print(
 #
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from attnlib.labs import masking_lab
 
 masking_lab(scores, tokens)

@@ -362,8 +362,7 @@ print(
 #
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from attnlib.labs import gqa_lab
 
 gqa_lab()

@@ -568,8 +568,7 @@ print("ALiBi, 8 heads: distance at which the bias reaches -10:", np.round(10 / s
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from attnlib.labs import positions_lab
 
 positions_lab()

@@ -456,8 +456,7 @@ print(f"one 128 x 128 tile in float32: {128 * 128 * 4 // 1024} KiB, whatever T i
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from attnlib.labs import tiling_lab
 
 tiling_lab(Q, K, V)
@@ -549,8 +548,7 @@ ref32, _ = scaled_dot_product_attention(Q32, K32, V32)
 gap32 = np.abs(tiled_attention(Q32, K32, V32, block_size=4) - ref32).max()
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 # The last bits of these differences depend on the processor and the numpy build.
 for (b, causal), (gap, same) in gaps.items():
     bits = "  (bit for bit)" if same else ""
@@ -676,8 +674,7 @@ for N in (1024, 8192, 131072):
 # </details>
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 seconds = {name: np.full(len(sizes), np.inf) for name in methods}
 for _ in range(5):
     for i, T in enumerate(sizes):
@@ -700,8 +697,7 @@ for i, T in enumerate(sizes):
 # straight line of slope $p$. The dashed grey lines have slope exactly 2.
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(6.5, 4))
 for name, marker in (("plain", "o"), ("tiled", "s")):
     ax.loglog(sizes, 1e3 * seconds[name], marker=marker, label=f"{name} attention")
@@ -727,8 +723,7 @@ plt.show()
 # tolerance: an exponent near 1 or near 3 would fail it.
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 exponents = {name: np.polyfit(np.log(sizes), np.log(secs), 1)[0] for name, secs in seconds.items()}
 for name, p in exponents.items():
     print(f"{name}: fitted exponent p = {p:.2f}")
