@@ -297,10 +297,9 @@ plt.show()
 # weight per key, shared by every coordinate of the value. Suppose the last token of a sequence
 # needs the contents of tokens 1 and 4 side by side, $[c_1, c_4]$ (say, a verb that needs its
 # subject and its object). A small test: 2,000 random sequences of 6 tokens, each token's
-# content $c_j$ 4 random numbers. The query picks keys by position (as many trained heads do),
+# content $c_j$ 4 random numbers. The query picks keys by position (as some trained heads do),
 # and the output projection is fitted by least squares, the best any $W_V W_O$ of any width can
-# do. How much
-# of the target's variance is left unexplained?
+# do. How much of the target's variance is left unexplained?
 
 # %%
 n_seq, T6, d_c = 2000, 6, 4
@@ -334,8 +333,8 @@ print(f"two heads, one on token 1, one on token 4: unexplained {unexplained(two)
 # content instead still give one blend of 4 numbers, for a target of 8). Two heads, one on each
 # place, hand $W_O$ both averages side by side: nothing is lost. That is what heads buy.
 #
-# **Do trained heads specialise?** In large trained models, some do. Clark et al. (2019, *What Does BERT Look At?*) find BERT heads that
-# attend to the previous or the next token, to the separator token, or broadly over the
+# **Do trained heads specialise?** In large trained models, some do. Clark et al. (2019, *What
+# Does BERT Look At?*) find BERT heads that attend to the previous or the next token, to the separator token, or broadly over the
 # sentence, and a few whose attention picks out the direct object of a verb or a coreferent
 # mention with high accuracy; no single head does syntax as a whole well. Voita et al. (2019,
 # *Analyzing Multi-Head Self-Attention*) find a few positional, syntactic and rare-word heads
