@@ -189,8 +189,8 @@ ch08.kv_cache_bytes.check_solution(2 * layers * n_kv * d_h * T_ctx * n_bytes)  #
 # Now the loop a model runs while it writes, with our GQA layer on the 9 tokens. It first
 # reads the prompt, the **prefill**, perhaps in chunks; then it **decodes**, one new token per
 # step. Every step is the same: project **only the new tokens**, append their keys and values
-# to the cache, and let their queries attend to everything in the cache. The new queries are the *last*
-# positions of the keys, so the causal mask is notebook 06's bottom-right one,
+# to the cache, and let their queries attend to everything in the cache. The new queries are
+# the *last* positions of the keys, so the causal mask is notebook 06's bottom-right one,
 # `causal_mask(n_new, n_cached)`. Here the prompt "The animal crossed the road" comes in one
 # chunk, "because it was" in a second, and "tired" is decoded alone:
 
