@@ -91,4 +91,6 @@ def test_every_nbval_tag_is_one_nbval_obeys(path: Path) -> None:
         for tag in cell.metadata.get("tags", [])
         if tag.startswith("nbval") and tag not in metadata_tags
     ]
-    assert not unknown, f"{path.name}: code cells (index, tag) {unknown}; nbval knows {metadata_tags}"
+    assert not unknown, (
+        f"{path.name}: code cells (index, tag) {unknown}; nbval knows {sorted(metadata_tags)}"
+    )
