@@ -6,6 +6,7 @@ cache, and lets the newest query attend to everything in the cache. The cache ho
 and the present, so no causal mask is needed, and the result equals full causal attention.
 
 * :func:`kv_cache_bytes`: how much memory the cache of a whole model takes.
+* :func:`decode_step_bytes`: what one decoding step reads: the parameters once, every cache.
 * :class:`KVCache`: one layer's cache, in buffers allocated once.
 * :func:`decode_with_kv_cache`: causal MHA / GQA / MQA computed token by token with a KVCache.
 """
@@ -25,7 +26,7 @@ from ._validation import (
 )
 from .attention import _attention
 
-__all__ = ["KVCache", "decode_with_kv_cache", "kv_cache_bytes"]
+__all__ = ["KVCache", "decode_step_bytes", "decode_with_kv_cache", "kv_cache_bytes"]
 
 
 def _check_dtype(dtype: DTypeLike, default: DTypeLike, name: str = "dtype") -> np.dtype:
@@ -80,6 +81,56 @@ def kv_cache_bytes(
     batch_size = check_int(batch_size, "batch_size")
     itemsize = _check_dtype(dtype, default=np.float16).itemsize
     return 2 * batch_size * n_layers * n_kv_heads * n_tokens * d_head * itemsize
+
+
+def decode_step_bytes(
+    n_parameters: int,
+    n_tokens: int,
+    n_layers: int,
+    n_kv_heads: int,
+    d_head: int,
+    dtype: DTypeLike = np.float16,
+    batch_size: int = 1,
+) -> int:
+    """Bytes one decoding step reads from memory: ``parameters + batch_size * cache``.
+
+    A decoder that generates the next token of ``batch_size`` sequences at once reads every
+    parameter once (the batch shares them) and each sequence's whole KV cache (its own):
+
+    ``n_parameters * itemsize + kv_cache_bytes(n_tokens, ..., batch_size=batch_size)``.
+
+    Both are stored in ``dtype``. This is the traffic that sets the speed of decoding, which is
+    memory-bound: divided by a memory bandwidth (bytes per second) it gives a lower bound on the
+    seconds per step. Left out, because they are small next to these two: the activations, and
+    the new token's key and value written to the cache.
+
+    Parameters
+    ----------
+    n_parameters : int
+        Parameters of the whole model (>= 1), e.g. 6_738_415_616 for Llama-2-7B.
+    n_tokens : int
+        Tokens each sequence holds in its cache (>= 0): the context so far.
+    n_layers, n_kv_heads, d_head : int
+        The cache's shape, as in :func:`kv_cache_bytes`.
+    dtype : numpy dtype, default float16
+        Storage type of the parameters and the cache; None means float16.
+    batch_size : int, default 1
+        Sequences decoded together, each with its own cache.
+
+    Returns
+    -------
+    int
+        Bytes read per step (a Python int, exact).
+
+    Examples
+    --------
+    >>> decode_step_bytes(1000, n_tokens=10, n_layers=2, n_kv_heads=1, d_head=4, batch_size=3)
+    2960
+    """
+    n_parameters = check_int(n_parameters, "n_parameters")
+    itemsize = _check_dtype(dtype, default=np.float16).itemsize
+    cache = kv_cache_bytes(n_tokens, n_layers, n_kv_heads, d_head, dtype, batch_size)
+    return n_parameters * itemsize + cache
 
 
 class KVCache:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from attnlib import causal_mask, merge_heads, multi_head_attention, scaled_dot_product_attention
 from attnlib import split_heads as split
-from attnlib.kv_cache import KVCache, decode_with_kv_cache, kv_cache_bytes
+from attnlib.kv_cache import KVCache, decode_step_bytes, decode_with_kv_cache, kv_cache_bytes
 
 # --- kv_cache_bytes -----------------------------------------------------------------------------
 
@@ -55,6 +55,56 @@ def test_bad_arguments_of_kv_cache_bytes_raise_naming_them(kwargs, error, patter
     args = {"n_tokens": 4, "n_layers": 2, "n_kv_heads": 2, "d_head": 8, **kwargs}
     with pytest.raises(error, match=pattern):
         kv_cache_bytes(**args)
+
+
+# --- decode_step_bytes --------------------------------------------------------------------------
+
+
+def test_a_decode_step_reads_every_parameter_once_and_every_sequences_cache() -> None:
+    cache = kv_cache_bytes(100, 4, 2, 8, np.float16)  # one sequence's cache
+    assert decode_step_bytes(5_000, 100, 4, 2, 8, np.float16, batch_size=3) == 5_000 * 2 + 3 * cache
+
+
+@given(
+    n_parameters=st.integers(1, 10**12),
+    n_tokens=st.integers(0, 10**6),
+    batch=st.integers(1, 512),
+    dtype=st.sampled_from(["float16", "float32", "int8"]),
+)
+@settings(max_examples=50, deadline=None)
+def test_the_batch_multiplies_the_cache_and_never_the_parameters(
+    n_parameters, n_tokens, batch, dtype
+) -> None:
+    one = decode_step_bytes(n_parameters, n_tokens, 32, 8, 128, dtype)
+    many = decode_step_bytes(n_parameters, n_tokens, 32, 8, 128, dtype, batch_size=batch)
+    assert many - one == (batch - 1) * kv_cache_bytes(n_tokens, 32, 8, 128, dtype)
+    assert decode_step_bytes(n_parameters, 0, 32, 8, 128, dtype, batch_size=batch) == (
+        n_parameters * np.dtype(dtype).itemsize
+    )
+
+
+def test_a_llama_2_7b_step_at_8k_tokens_in_float16_reads_its_parameters_and_4_gib_of_cache() -> (
+    None
+):
+    # 6,738,415,616 parameters (Llama-2-7B), 32 layers of 32 K/V heads of 128: 4 GiB of cache
+    step = decode_step_bytes(6_738_415_616, 8192, 32, 32, 128, np.float16)
+    assert step == 2 * 6_738_415_616 + 4 * 2**30
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "pattern"),
+    [
+        ({"n_parameters": 0}, ValueError, "n_parameters must be >= 1"),
+        ({"n_parameters": 7e9}, TypeError, "n_parameters must be an integer"),
+        ({"n_tokens": -5}, ValueError, "n_tokens must be >= 0"),
+        ({"batch_size": 0}, ValueError, "batch_size must be >= 1"),
+        ({"dtype": "complex64"}, TypeError, "integer or floating dtype; got complex64"),
+    ],
+)
+def test_bad_arguments_of_decode_step_bytes_raise_naming_them(kwargs, error, pattern) -> None:
+    args = {"n_parameters": 1000, "n_tokens": 4, "n_layers": 2, "n_kv_heads": 2, "d_head": 8}
+    with pytest.raises(error, match=pattern):
+        decode_step_bytes(**{**args, **kwargs})
 
 
 # --- KVCache ------------------------------------------------------------------------------------

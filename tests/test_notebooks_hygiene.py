@@ -62,3 +62,35 @@ def test_paired_script_has_the_same_cells(path: Path) -> None:
     assert [(c.cell_type, c.source) for c in nb.cells] == [
         (c.cell_type, c.source) for c in py.cells
     ], f"{path.name} and {script.name} differ; run: jupytext --sync {path.relative_to(ROOT)}"
+
+
+def test_nbval_instructions_are_cell_tags_not_comments(path: Path) -> None:
+    """A student reads the cell's source: nbval's instructions live in its tags
+    (``nbval-ignore-output``, ``nbval-skip``), never in a ``# NBVAL_...`` comment line."""
+    from nbval.plugin import comment_markers  # the comments nbval would obey, wherever they stand
+
+    stray = [
+        (i, line.strip())
+        for i, cell in enumerate(code_cells(path))
+        for line in cell.source.splitlines()
+        if line.strip().startswith("#") and line.strip().lstrip("#").strip() in comment_markers
+    ]
+    assert not stray, (
+        f"{path.name}: code cells (index, line) {stray} carry an nbval comment; tag the cell"
+        ' instead (script header: # %% tags=["nbval-ignore-output"])'
+    )
+
+
+def test_every_nbval_tag_is_one_nbval_obeys(path: Path) -> None:
+    """A misspelt tag (``nbval-ignore-outputs``) would leave the cell compared, or run, silently."""
+    from nbval.plugin import metadata_tags
+
+    unknown = [
+        (i, tag)
+        for i, cell in enumerate(code_cells(path))
+        for tag in cell.metadata.get("tags", [])
+        if tag.startswith("nbval") and tag not in metadata_tags
+    ]
+    assert not unknown, (
+        f"{path.name}: code cells (index, tag) {unknown}; nbval knows {sorted(metadata_tags)}"
+    )

@@ -8,6 +8,7 @@ Each takes an optional matplotlib ``ax`` and returns the artists it made.
   dressing of a (query, key) matrix's axes.
 - :mod:`~attnlib.pictures.head_grid`: every layer and head of a model in one image.
 - :mod:`~attnlib.pictures.head_sharing`: which query heads share which key/value heads.
+- :mod:`~attnlib.pictures.head_split`: a matrix split into heads, and the reshape that scrambles it.
 - :mod:`~attnlib.pictures.pipeline_diagram`: the Q/K/V pipeline with the shape on every arrow.
 - :mod:`~attnlib.pictures.tiling_diagram`: the order in which tiled attention visits its tiles.
 """

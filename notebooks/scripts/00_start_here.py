@@ -78,7 +78,7 @@
 # the browser page it opens (the README's instructor section says more).
 #
 # **What is where.** The mathematics is in the notebook cells, written out in numpy. The package
-# `attnlib` holds what would distract from it: example data, plots, the live labs, and tested
+# `attnlib` holds what would distract from it: example data, plots, the live labs, and
 # reference versions of every function, which later notebooks reuse once an earlier notebook
 # has built them by hand.
 
@@ -109,7 +109,7 @@ print("weights (each row sums to 1):\n", weights)
 print("output:\n", output)
 
 # %% [markdown]
-# The same computation with the tested reference function from `attnlib`. The two agree, and
+# The same computation with the reference function from `attnlib`. The two agree, and
 # `attnlib` also checks its inputs: try giving it a `K` with the wrong number of columns.
 
 # %%

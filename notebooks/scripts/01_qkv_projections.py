@@ -72,8 +72,8 @@
 # ## The four-token example: "Order was late it"
 #
 # A tiny, hand-traceable stand-in for the sentence: four tokens, $d_{model} = 4$, and one head
-# with $d_k = d_v = 4$. The embeddings and weights are fixed by hand (as in a common lesson
-# text), not learned, so every number can be checked with pencil and paper. `attnlib.examples`
+# with $d_k = d_v = 4$. The embeddings and projection matrices are fixed by hand, as in a widely
+# used worked example, not learned, so every number can be checked with pencil and paper. `attnlib.examples`
 # holds them as data.
 
 # %%
@@ -109,7 +109,7 @@ for label, M in (("Q", Q), ("K", K), ("V", V)):
         print(f"  {name:<5} {row}")
 
 # %% [markdown]
-# These are the $Q$, $K$ and $V$ that the lesson prints (rows in the order Order, was, late, it).
+# These are the $Q$, $K$ and $V$ of that worked example (rows in the order Order, was, late, it).
 #
 # **One row by hand.** Row $i$ of $XW_Q$ is $x_i W_Q$, a combination of the *rows* of $W_Q$
 # weighted by the entries of $x_i$. The embedding of "it" is $[0, 0, 1, 1]$, so
@@ -133,7 +133,7 @@ print("equal:", np.array_equal(q_it_by_hand, Q[3]))
 # %% [markdown]
 # ## Three roles, one input
 #
-# A common lesson text asks: *a classmate says "Query, Key and Value are three
+# A common exam question: *a classmate says "Query, Key and Value are three
 # different features extracted from the sentence, like three embeddings someone hand-picked".*
 # Why is that wrong?
 #
@@ -209,7 +209,7 @@ for name, weight in zip(tokens, A[tokens.index("it")]):
 # notebook 03 traces this row number by number.
 #
 # The weights $A$ do not depend on $V$ at all, so they are the same whatever $d_v$ is; only
-# the output's width follows $d_v$. `attnlib.scaled_dot_product_attention` (the tested version
+# the output's width follows $d_v$. `attnlib.scaled_dot_product_attention` (the library version
 # of the same four lines) agrees, and its error message names the shapes when $Q$ and $K$ do not
 # fit:
 
@@ -228,7 +228,7 @@ except ValueError as err:
 #
 # *Write the three projection equations and state the shape of every matrix for $T$ tokens
 # with widths $d_{model}$, $d_k$, $d_v$.* We answer with real arrays and `assert`, so a wrong
-# shape would stop the notebook. We use the sizes of a common lesson's summary table, $T = 2$,
+# shape would stop the notebook. We use the sizes of a common summary table, $T = 2$,
 # $d_{model} = 8$, $d_k = 4$, $d_v = 2$. Random numbers stand in for learned weights; only the
 # shapes matter here.
 
@@ -280,7 +280,7 @@ def shape_table(rows):
 shape_table(shape_flow(T=2, d_model=8, d_k=4, d_v=2, rng=rng))
 
 # %% [markdown]
-# This is that lesson's summary reference table, row for row. The output projection
+# This is that summary table of shapes, row for row. The output projection
 # $W_O \in \mathbb{R}^{d_v \times d_{model}}$ takes the head's output back to the model width, so
 # the next layer receives the shape it started from.
 #
@@ -358,8 +358,7 @@ ch01.projection_shapes.check_solution(
 # %% [markdown]
 # ## The pipeline in one picture
 #
-# A common lesson text promises "the full sequence of operations in one picture", but the
-# picture is not there. Here it is, drawn by `attnlib.pictures.pipeline_diagram.draw_attention_pipeline`
+# Tutorials often promise "the full sequence of operations in one picture". Here it is, drawn by `attnlib.pictures.pipeline_diagram.draw_attention_pipeline`
 # from the sizes you give it. Each arrow carries a tensor and is labelled with its shape, in
 # symbols and in numbers; the projection boxes show their weight shapes. The same $X$ feeds all
 # three projections, the key arrow carries $K^\top$, and the output projection $W_O$ brings the

@@ -223,8 +223,8 @@ print(f"         z = (Monte Carlo - formula) / SE = {(np.var(xy) - formula) / se
 # %% [markdown]
 # ## The Monte Carlo table
 #
-# A common lesson text says that "sampling 200,000 independent (q, k) pairs at several
-# dimensions and measuring the empirical variance of q·k gives:" and then the table is missing.
+# A common explanation says that "sampling 200,000 independent (q, k) pairs at several
+# dimensions and measuring the empirical variance of q·k gives:" a table it does not show.
 # Here it is, with one difference: for the six dimensions below this notebook draws
 # `N_SWEEP` = 50,000 pairs per $d_k$, so that it runs in a couple of seconds. By step 4 that
 # costs precision, not correctness: a quarter of the pairs doubles the relative standard error
@@ -357,7 +357,7 @@ print(f"Monte Carlo at d_k = 64 (table above): std = {raw[64].std():.4f}")
 
 # %% [markdown]
 # 8 and 11.3: a score two standard deviations out is 16 at $d_k = 64$. (How often unscaled
-# scores reach "±20 or ±30", as a common lesson text says they easily do, is worked out in the
+# scores reach "±20 or ±30", as is often said they easily do, is worked out in the
 # optional section at the end.)
 #
 # A common exercise puts a number on it: at $d_k = 64$ a raw score of 16 is two standard
@@ -377,7 +377,7 @@ print(f"exp({raw_score / np.sqrt(d):g}) = {np.exp(raw_score / np.sqrt(d)):.3f}")
 # %% [markdown]
 # ## Entries with variance $\sigma^2$
 #
-# A common lesson asks: *suppose the learned $W_Q, W_K$ produce entries with variance
+# A classic question: *suppose the learned $W_Q, W_K$ produce entries with variance
 # $\sigma_q^2$ and $\sigma_k^2$ instead of 1 (still independent, zero mean). What is the right
 # denominator?*
 #
@@ -483,7 +483,7 @@ ch02.score_variance.check_solution(d_k * sigma_q**2 * sigma_k**2)  # d_k terms o
 #   orthogonal, $\cos\theta \sim 1/\sqrt{d_k}$.
 # * 50,000 pairs per width confirm it to within the predicted sampling error,
 #   $\sqrt{(2 + 6/d_k)/n}$ relative: about 0.6 to 1.3 % at $n = 50{,}000$, half that at the
-#   200,000 pairs a common lesson text samples.
+#   200,000 pairs of the common explanation.
 # * Dividing by $\sqrt{d_k}$ makes the variance 1 at every width; with entry variances
 #   $\sigma_q^2, \sigma_k^2$ the right divisor is $\sqrt{d_k}\,\sigma_q\sigma_k$. Trained models
 #   need not keep unit variance, which is why some also normalise $q$ and $k$.
@@ -494,7 +494,7 @@ ch02.score_variance.check_solution(d_k * sigma_q**2 * sigma_k**2)  # d_k terms o
 # %% [markdown]
 # ## Optional: how large and how far apart are unscaled scores?
 #
-# Two claims of common lesson texts about unscaled scores, checked. First: "without scaling, raw
+# Two common claims about unscaled scores, checked. First: "without scaling, raw
 # scores can easily reach ±20 or ±30". How easily, at standard deviation 8? For a normal score,
 # $P(|s| \ge c) = \mathrm{erfc}\big(c/(8\sqrt 2)\big)$; and we can count in the 50,000
 # Monte Carlo scores at $d_k = 64$:
@@ -518,8 +518,8 @@ for c in (20, 30):
 # ### How far apart are the top two?
 #
 # Softmax turns differences of scores into *ratios* of weights: $p_i / p_j = e^{x_i - x_j}$. So
-# what matters in a row is the **gap** between the top score and the runner-up. A common lesson
-# text says that at $d_k = 1024$ (standard deviation 32) "it is routine for the top score and
+# what matters in a row is the **gap** between the top score and the runner-up. A common claim
+# is that at $d_k = 1024$ (standard deviation 32) "it is routine for the top score and
 # the runner-up to differ by 20–40", and that a gap of 30 gives the top token "e³⁰ ≈ 10¹³ times
 # more weight". First the exponentials:
 
@@ -529,9 +529,9 @@ print(f"e^10         = {np.exp(10):,.2f}")
 print(f"e^30 / e^10  = e^20 = {np.exp(30) / np.exp(10):.4e}")
 
 # %% [markdown]
-# <details><summary>Two small corrections to another lesson text (optional)</summary>
+# <details><summary>Two small corrections to a common rounding (optional)</summary>
 #
-# Another text writes "exp(30) ≈ 1.06 × 10^13" and calls $e^{30}/e^{10}$ "billions to one".
+# Another explanation writes "exp(30) ≈ 1.06 × 10^13" and calls $e^{30}/e^{10}$ "billions to one".
 # $e^{30} = 1.0686 \times 10^{13}$, so **1.07** × 10^13 when rounded (1.06 cuts the digits off),
 # and $e^{30}/e^{10} = e^{20} \approx 4.85 \times 10^{8}$, about **half a billion** to one. The
 # $e^{30} \approx 10^{13}$ above is right as an order of magnitude. Neither correction weakens

@@ -22,8 +22,8 @@
 #
 # $$\text{Order} \quad \text{was} \quad \text{late} \quad \text{it}$$
 #
-# with $d_\text{model} = d_k = d_v = 4$ and hand-picked (not learned) weight matrices, as a
-# common lesson text sets them up. Every number that lesson prints is computed below.
+# with $d_\text{model} = d_k = d_v = 4$ and hand-picked (not learned) projection matrices, as in
+# a worked example widely used to teach attention. Every number it prints is computed below.
 #
 # **Learning goals.** After this notebook you can
 #
@@ -33,8 +33,8 @@
 # 3. prove that two tokens with equal keys receive equal weight from every query;
 # 4. picture an attention output as a point inside the values it averages.
 #
-# Boxes marked *optional* and the appendix check the rounding of the source lessons; skip them
-# on a first reading.
+# Boxes marked *optional* and the appendix check the rounding of the published examples; skip
+# them on a first reading.
 
 # %%
 import matplotlib.pyplot as plt
@@ -60,7 +60,7 @@ def show(v, fmt="{:.4f}"):
 #
 # Row $i$ of $Q$ is what token $i$ is looking for; row $j$ of $K$ is what token $j$ offers to be
 # matched on; row $j$ of $V$ is what token $j$ hands over if it is picked. The last line checks
-# our products against the three matrices the lesson prints.
+# our products against the three matrices the worked example prints.
 
 # %%
 tokens = examples.ORDER_TOKENS
@@ -73,11 +73,11 @@ print("Q = X @ W_Q =\n", Q)
 print("K = X @ W_K =\n", K)
 print("V = X @ W_V =\n", V)
 
-Q_text = [[2, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 1], [1, 0, 2, 1]]  # as the lesson prints them
+Q_text = [[2, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 1], [1, 0, 2, 1]]  # as the example prints them
 K_text = [[1, 1, 2, 0], [1, 1, 0, 2], [1, 1, 1, 1], [1, 1, 1, 1]]
 V_text = [[2, 0, 3, 1], [1, 1, 0, 1], [2, 1, 0, 1], [1, 0, 3, 1]]
 same = [np.array_equal(a, b) for a, b in ((Q, Q_text), (K, K_text), (V, V_text))]
-print("equal to the lesson's Q, K, V:", same)
+print("equal to the example's Q, K, V:", same)
 
 # %% [markdown]
 # Notice already: the keys of "late" and "it" are the **same vector**, $[1, 1, 1, 1]$. Keep
@@ -147,9 +147,9 @@ print("agree with attnlib.softmax:", np.allclose(w_scaled_it, softmax(scaled_it)
 # $v_\text{Order} = [2, 0, 3, 1]$. At $d_k = 1024$ the same sharpening becomes extreme
 # (notebook 04).
 #
-# <details><summary>Optional: two roundings in the lesson text</summary>
+# <details><summary>Optional: two roundings in the worked example</summary>
 #
-# * The lesson says "53.4% of the weight lands on 'Order' without scaling, versus 38.8% with
+# * The example says "53.4% of the weight lands on 'Order' without scaling, versus 38.8% with
 #   scaling". The scaled weight is 0.387456, which is **38.7 %** to one decimal; 38.8 % comes
 #   from rounding twice (first to 0.3875, then 38.75 % up to 38.8 %). Round once, from the
 #   full-precision number.
@@ -161,15 +161,15 @@ print("agree with attnlib.softmax:", np.allclose(w_scaled_it, softmax(scaled_it)
 #
 # </details>
 #
-# ## 4. The lesson's own code, run as written
+# ## 4. The worked example's own code, run as written
 #
-# The lesson promises that this code "must reproduce these exact numbers" and prints
+# The example promises that this code "must reproduce these exact numbers" and prints
 # `weights[3] = [0.3875 0.1425 0.235  0.235 ]` and `output[3]  = [1.6225 0.3775 1.8674 1.    ]`.
 # Here it is, unchanged (it defines its own `scaled_dot_product_attention`, so we keep the
 # `attnlib` one under another name).
 
 # %%
-# ---- the lesson's code block, verbatim ----
+# ---- the worked example's code block, verbatim ----
 import numpy as np
 
 from attnlib import scaled_dot_product_attention as attnlib_attention
@@ -206,14 +206,14 @@ print("weights[3] =", weights[3])  # attention weights for "it"
 print("output[3]  =", output[3])  # context vector for "it"
 
 # %% [markdown]
-# Exactly the lesson's two lines. Its function also agrees with the tested
+# Exactly the example's two lines. Its function also agrees with
 # `attnlib.scaled_dot_product_attention` on all four rows, and with our hand computation:
 
 # %%
 ref_output, ref_weights = attnlib_attention(Q, K, V)
 same_rows = np.allclose(weights, ref_weights), np.allclose(output, ref_output)
 same_hand = np.allclose(weights[3], w_scaled_it), np.allclose(output[3], out_scaled_it)
-print("lesson's code == attnlib, all rows:", *same_rows)
+print("the example's code == attnlib, all rows:", *same_rows)
 print("row 3 == hand computation:", *same_hand)
 
 # %% [markdown]
@@ -275,7 +275,7 @@ plt.show()
 # whatever they are divided by. And in every row the last two **columns** are equal: "late" and
 # "it" always receive the same weight.
 #
-# The lesson's question 4 asks for the query of "late", `Q[2]`: raw and scaled scores, both
+# The example's question 4 asks for the query of "late", `Q[2]`: raw and scaled scores, both
 # softmaxes (the scaled one is the exercise's answer), the scaled output, and which weights are
 # guaranteed to stay equal.
 
@@ -303,19 +303,19 @@ same = (
 print("agrees with attnlib row 2:", *same)
 
 # %% [markdown]
-# These are the lesson's numbers. "Order" and "was" have traded places, and "late" and "it"
+# These are the example's numbers. "Order" and "was" have traded places, and "late" and "it"
 # again share a weight.
 #
 # <details><summary>Optional: "a coincidence", and which dimension is "late"'s</summary>
 #
-# The lesson calls it "a coincidence of this particular toy number set" that the late query
+# The example calls it "a coincidence of this particular toy number set" that the late query
 # reproduces the values 0.1966 and 0.235, and says the weights on Order and was have
 # "essentially traded places". The trade is exact: the late scores $[2, 4, 3, 3]$ are the it
 # scores $[5, 3, 4, 4]$ with the first two exchanged, minus 1, and softmax ignores a constant
 # added to every score ($e^{s_j - c}/\sum_l e^{s_l - c} = e^{s_j}/\sum_l e^{s_l}$). Appendix B
 # checks it. It is still special to these numbers: another query would not give a permutation.
 #
-# The lesson also says the output's "'late'-weighted dimension (index 2) falls from 1.87 to
+# It also says the output's "'late'-weighted dimension (index 2) falls from 1.87 to
 # 1.13". The numbers are right, but column 2 of $V$ is $[3, 0, 0, 3]$: it is carried by
 # **Order and it**, not by "late" (whose value has a 0 there). It falls because the weight on
 # Order falls from 0.3875 to 0.1425.
@@ -354,7 +354,7 @@ print(f"max |w_Order - w_was| over 10,000 queries: {np.abs(w[:, i_order] - w[:, 
 #
 # $$o_i = A_{i0}\,v_0 + A_{i1}\,v_1 = v_0 + A_{i1}\,(v_1 - v_0).$$
 #
-# A second lesson's worked example has exactly that shape: $T = 2$, $d_k = 4$, $d_v = 2$, given
+# A second common worked example has exactly that shape: $T = 2$, $d_k = 4$, $d_v = 2$, given
 # directly as $Q$, $K$, $V$.
 
 # %%
@@ -379,13 +379,13 @@ ref2, refA = attnlib_attention(Q2, K2, V2)
 print("agrees with attnlib:", np.allclose(A, refA), np.allclose(out2, ref2))
 
 # %% [markdown]
-# Token 0 attends 88.1 % to itself and 11.9 % to token 1; token 1 the reverse, as the lesson
+# Token 0 attends 88.1 % to itself and 11.9 % to token 1; token 1 the reverse, as the example
 # says. Both rows are the softmax of a gap of 2: $1/(1+e^{-2})$ and $1/(1+e^{2})$.
 #
-# <details><summary>Optional: the lesson's sixth decimal</summary>
+# <details><summary>Optional: the example's sixth decimal</summary>
 #
-# At six decimals the lesson reports the output as 1.238404 (top left) and 0.238405 (bottom
-# right); the exact values, printed above, are 1.238406 and 0.238406. The lesson writes
+# At six decimals the example reports the output as 1.238404 (top left) and 0.238405 (bottom
+# right); the exact values, printed above, are 1.238406 and 0.238406. The example writes
 # $A_{01} = 1/(1+e^2) = 0.1192029\ldots$ as 0.119202 (the digits cut off; rounded it would be
 # 0.119203) and, although it says "full precision used in next step", multiplies with the short
 # number. The error in the weight, about $10^{-6}$, is multiplied by values up to 3, so the
@@ -394,7 +394,7 @@ print("agrees with attnlib:", np.allclose(A, refA), np.allclose(out2, ref2))
 #
 # </details>
 #
-# The same lesson has an exercise with one query over two keys: $q = [1, 2]$, $k_0 = [2, 1]$,
+# The same source has an exercise with one query over two keys: $q = [1, 2]$, $k_0 = [2, 1]$,
 # $k_1 = [0, 2]$, $v_0 = [10, 0]$, $v_1 = [0, 20]$, with the scale taken as $\sqrt{d_k} = 2$.
 
 # %%
@@ -500,9 +500,9 @@ plt.show()
 # Next: **04 · Softmax saturation**, where $d_k$ grows to 1024 and the weights stop flattening.
 
 # %% [markdown]
-# ## Appendix (optional): the rounding checks, computed, and a third lesson's arithmetic
+# ## Appendix (optional): the rounding checks, computed, and a third example's arithmetic
 #
-# **A.** Section 3: the weight on Order rounded once and twice, and the lesson's sum with
+# **A.** Section 3: the weight on Order rounded once and twice, and the example's sum with
 # 4-decimal weights beside the full-precision one.
 
 # %%
@@ -528,7 +528,7 @@ print(
 )
 
 # %% [markdown]
-# **C.** Section 6: the lesson's six-decimal weights, cut off rather than rounded, times $V$.
+# **C.** Section 6: the example's six-decimal weights, cut off rather than rounded, times $V$.
 
 # %%
 print("exact weights:       ", show(A[0], "{:.10f}"))
@@ -540,7 +540,7 @@ print(f"its products: 3 x 0.119202 = {3 * 0.119202:.6f}, 2 x 0.119202 = {2 * 0.1
 print(f"              3 x 0.880797 = {3 * 0.880797:.6f}")
 
 # %% [markdown]
-# The lesson's own intermediate products, 0.357607, 0.238405 and 2.642392, each differ by one
+# The example's own intermediate products, 0.357607, 0.238405 and 2.642392, each differ by one
 # in the sixth decimal from the products of its six-decimal weights printed above, so its
 # 1.238404 and 0.238405 sit between the exact and the cut-off computations; either way, the
 # digits were lost by shortening the weights before multiplying.
@@ -557,7 +557,7 @@ for label, divisor in (
     print(f"{label:<24} p = {show(p_two, '{:.2f}')}  output = {show(out_two, '{:.1f}')}")
 
 # %% [markdown]
-# **E.** A third lesson's arithmetic. A lesson on "The animal crossed the road because it was
+# **E.** A third example's arithmetic. A tutorial on "The animal crossed the road because it was
 # tired" works the same steps on numbers taken from a figure it does not include:
 # "q_1 · k_1 = 1.0(1.1) + 0.5(0.4) = 1.30", weight row 1 "31% from itself, 26% from token 2,
 # and so on", and "Output row 1: 0.31(2.0) + 0.26(0.5) + 0.25(1.5) + 0.18(0.0) = 1.13". `attnlib.examples` holds those numbers as data;
@@ -578,16 +578,16 @@ print(f"weights known to ±0.005 each, so output row 1 is known to ±{0.005 * v_
 
 # %% [markdown]
 # Every number checks: 1.30, a weight row that sums to 1.00, and an output of exactly 1.125,
-# which the lesson prints as 1.13.
+# which the tutorial prints as 1.13.
 #
 # <details><summary>Optional: what these numbers can and cannot tell you</summary>
 #
-# * 1.125 lies exactly halfway: rounding half up gives 1.13, as the lesson prints; Python's
+# * 1.125 lies exactly halfway: rounding half up gives 1.13, as the tutorial prints; Python's
 #   `f"{1.125:.2f}"` gives 1.12, because it rounds a tie to the even digit. Both are fair; the
 #   exact value is 1.125.
 # * The weights are printed to two decimals, so each may be off by up to 0.005; the output row
 #   they produce is known only to about $\pm 0.02$.
-# * The lesson's code draws unseeded random matrices with $d_k = 4$, while the dot product it
+# * The tutorial's code draws unseeded random matrices with $d_k = 4$, while the dot product it
 #   quotes has two terms: the figure seems to show only part of each vector. Its numbers cannot
 #   be regenerated from its code, so we check the arithmetic it shows, not the matrices.
 #

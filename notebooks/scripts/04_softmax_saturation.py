@@ -46,7 +46,7 @@ rng = np.random.default_rng(SEED)
 #
 # Softmax only cares about *differences* between scores (adding a constant to every score
 # changes nothing). So multiplying the scores by 8, which keeps their order, multiplies every
-# difference by 8. A common lesson text compares $[1, 2, 3]$ with $[8, 16, 24]$, "what
+# difference by 8. A common illustration compares $[1, 2, 3]$ with $[8, 16, 24]$, "what
 # $d_k = 64$ would produce", since $\sqrt{64} = 8$:
 
 
@@ -60,7 +60,7 @@ small = np.array([1.0, 2.0, 3.0])
 large = 8 * small
 p_small, p_large = softmax(small), softmax(large)
 
-print("at the lesson's 2 decimals:")
+print("at 2 decimals:")
 print("  softmax([1, 2, 3])   =", np.array2string(p_small, precision=2, floatmode="fixed"))
 print("  softmax([8, 16, 24]) =", np.array2string(p_large, precision=2, floatmode="fixed"))
 print("at full precision:")
@@ -68,7 +68,7 @@ print("  softmax([1, 2, 3])   =", np.array2string(p_small, formatter={"float": "
 print("  softmax([8, 16, 24]) =", np.array2string(p_large, formatter={"float": "{:.6e}".format}))
 
 # %% [markdown]
-# The lesson prints the second vector as `[0.00 0.00 1.00]`. Those zeros are a rounding artefact:
+# Printed that way, the second vector is `[0.00 0.00 1.00]`. Those zeros are a rounding artefact:
 # the weights are $e^{-16}/(\dots) \approx 1.1 \times 10^{-7}$ and $e^{-8}/(\dots) \approx
 # 3.4 \times 10^{-4}$, small but not zero. That distinction matters below: a weight that is
 # tiny but positive still has a gradient, just a tiny one.
@@ -97,7 +97,7 @@ print(f"  scaled   {1 / (1 + np.exp(-scaled_score)):.4f}")
 #
 # At $d_k = 1024$ the raw scores have standard deviation $\sqrt{1024} = 32$. What matters for the
 # weights is the **gap** between the top score and the runner-up, because
-# $p_{\text{top}} / p_{\text{runner-up}} = e^{\text{gap}}$. The same lesson text says a gap of 30
+# $p_{\text{top}} / p_{\text{runner-up}} = e^{\text{gap}}$. A common claim is that a gap of 30
 # gives the top token "$e^{30} \approx 10^{13}$ times more weight":
 
 # %%
@@ -108,7 +108,7 @@ print(f"exp(10) = {np.exp(10):,.0f}")
 # %% [markdown]
 # How large are the gaps really? **Notebook 02** measured them (its optional section "How far
 # apart are the top two?"): with a handful of keys the typical gap at $d_k = 1024$ is smaller
-# than the lesson's "20–40", and it shrinks as more keys crowd the top. It does not need to be
+# than the often-quoted "20–40", and it shrinks as more keys crowd the top. It does not need to be
 # 30: a gap of 10, which notebook 02 found in most rows, is already a weight ratio
 # $e^{10} \approx 22{,}026$, so the runner-up gets less than 1/22,000 of the top key's weight.
 # That is **saturation**: the weights are one-hot to four decimals although the scores are
@@ -190,7 +190,7 @@ print(
 # One number for "how much gradient can get through": the Frobenius norm
 # $\|J\|_F = \sqrt{\sum_{ij} J_{ij}^2}$. It is not a gradient but a bound on one: whatever
 # gradient $g$ arrives at the weights, the one passed on to the scores is $J^\top g$ (section 4),
-# and $\|J^\top g\| \le \|J\|_F\,\|g\|$. The tested versions live in `attnlib`
+# and $\|J^\top g\| \le \|J\|_F\,\|g\|$. The library versions live in `attnlib`
 # (`softmax_jacobian`, and `entropy` and `softmax_jacobian_norm` in `attnlib.saturation`); they
 # agree with ours:
 
@@ -257,8 +257,7 @@ for label, scores in (("std 1  (scaled)  ", x), ("std 32 (unscaled)", 32 * x)):
 # *Try:* unscaled, drag $d_k$ from 1 to 1024. Then tick "divide scores by √d_k". Then try other
 # query tokens. (Without a running kernel you see a picture of the lab's starting state.)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from attnlib.labs import saturation_lab
 
 saturation_lab()

@@ -22,7 +22,7 @@
 # > "Dividing by $\sqrt{d_k}$ is a crucial step for **numerical stability**."
 #
 # and "numerical stability" is then read as *"to keep `exp` from overflowing"*. That reading is
-# the misconception this notebook corrects. Another common lesson text takes it apart:
+# the misconception this notebook corrects. A better explanation takes it apart:
 #
 # > A frequent misreading is that dividing by $\sqrt{d_k}$ exists to keep the numbers going into
 # > exp() from overflowing. [...] float32 overflows around $e^{88.7} \approx 3.4 \times 10^{38}$;
@@ -97,7 +97,7 @@ with np.errstate(over="ignore"):
 # %% [markdown]
 # <details><summary>A precision note on "$e^{88.7} \approx 3.4 \times 10^{38}$" (optional)</summary>
 #
-# The lesson text pairs a rounded exponent with an unrounded maximum. The float32 maximum
+# The quote pairs a rounded exponent with an unrounded maximum. The float32 maximum
 # $3.40 \times 10^{38}$ is $e^{88.72}$; $e^{88.7}$ itself is about 2% smaller. It does not affect
 # the argument; here are both numbers:
 #

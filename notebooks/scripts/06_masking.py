@@ -35,7 +35,7 @@
 # %% [markdown]
 # ## Our sentence and its scores
 #
-# A common lesson text on masking uses the sentence *"The animal crossed the road because it was
+# A common example for masking is the sentence *"The animal crossed the road because it was
 # tired"* with random embeddings and projections. We do the same with **seeded** numbers
 # ($d_{\text{model}} = 8$, $d_k = 4$; the projections divided by $\sqrt{d_{\text{model}}}$ so
 # that the scaled scores have a standard deviation near 1, notebook 02). The weights are
@@ -132,7 +132,7 @@ plt.show()
 # ## Why before the softmax, not after
 #
 # A tempting shortcut: compute the ordinary softmax, then set the future weights to zero. The
-# lesson text warns: "if you zeroed the weights afterwards, the rows would no longer sum to 1 and
+# common warning: "if you zeroed the weights afterwards, the rows would no longer sum to 1 and
 # the output would be scaled inconsistently across positions." Here are the sums:
 
 # %%
@@ -145,8 +145,8 @@ print(weights_causal.sum(axis=-1))
 
 # %% [markdown]
 # Each row's output $\sum_j a_{ij} v_j$ is then a weighted average shrunk by a different factor
-# per position: that is "scaled inconsistently". There is a second, worse problem that the lesson
-# text does not mention: **the future still leaks in**. The zeroed row was divided
+# per position: that is "scaled inconsistently". There is a second, worse problem that the warning
+# does not mention: **the future still leaks in**. The zeroed row was divided
 # by a denominator $\sum_j e^{s_{ij}}$ that includes the future keys. Change only the last
 # token ("tired") and watch the output at position 3 ("the"), which should not depend on it:
 
@@ -501,8 +501,7 @@ print(
 #
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from attnlib.labs import masking_lab
 
 masking_lab(scores, tokens)

@@ -16,24 +16,24 @@
 # %% [markdown]
 # # 07 · Multi-head attention: heads, $W_O$ and what they cost
 #
-# One attention head gives each token one weighting of the sentence. A token often needs
-# several at once: which noun "it" refers to, which verb it belongs to, what came just before.
-# A transformer layer therefore runs several heads side by side, each on its own slice of the
+# One attention head gives each token one weighting of the sentence, and so one weighted
+# average of the values. A token often needs information from several places at once. A
+# transformer layer therefore runs several heads side by side, each on its own slice of the
 # model width, and mixes their outputs. This notebook builds multi-head attention from the
-# single head of notebooks 01-06 and counts what it costs. Notebook 08 follows the heads into
-# text generation (the KV cache, and the K/V heads that multi-query and grouped-query attention
-# share).
+# single head of notebooks 01-06, shows on a small task what several heads can do that one
+# cannot, and counts what they cost. Notebook 08 follows the heads into text generation.
 #
 # **Learning goals.** After this notebook you can
 #
 # 1. split a $(T, d_{model})$ matrix into $n_{heads}$ heads of width $d_{head}$ with a reshape
 #    and a transpose, merge them back, and spot the reshape that scrambles the tokens;
-# 2. explain why each head divides its scores by $\sqrt{d_{head}}$, not $\sqrt{d_{model}}$;
+# 2. show why one head cannot attend to two places at once and two heads can, and say what
+#    trained models' heads are known to do (and not to do);
 # 3. say what the output projection $W_O$ does, and count the work: $n_{heads}$ heads of width
 #    $d_{head}$ cost what one head of width $d_{model}$ costs, except for the
 #    $n_{heads} \cdot T^2$ attention weights;
-# 4. tell self-attention from cross-attention, and show that attention without positions does
-#    not see word order.
+# 4. show that attention without positions does not see word order (and, in the optional
+#    section, tell self-attention from cross-attention).
 #
 # Notation, as in the earlier notebooks: $T$ tokens, model width $d_{model}$, $n_{heads}$ heads
 # of width $d_{head} = d_{model} / n_{heads}$ (within one head, $d_k = d_v = d_{head}$).
@@ -41,8 +41,8 @@
 # %% [markdown]
 # ## Several heads, one layer
 #
-# A common lesson text puts it this way: *"Multi-head attention runs h independent attentions
-# in parallel on slices of the dimensions, then concatenates."* Written out, head $i$ owns
+# A common one-line explanation: *"Multi-head attention runs h independent attentions in
+# parallel on slices of the dimensions, then concatenates."* Written out, head $i$ owns
 # columns $i \cdot d_{head}$ to $(i+1) \cdot d_{head} - 1$ of the three projections, and the
 # concatenated heads go through one more matrix, $W_O$:
 #
@@ -97,6 +97,22 @@ print(wrong[1])
 print("equal to the real head 1:", np.array_equal(wrong[1], Q_heads[1]))
 
 # %% [markdown]
+# The picture of both, each entry coloured by the head that owns its column of $Q$ (the cell
+# only draws; its source is collapsed):
+
+# %% jupyter={"source_hidden": true}
+from attnlib.pictures.head_split import plot_head_split
+
+fig, ax = plt.subplots(figsize=(9.3, 3.6))
+plot_head_split(T, n_heads, d_head, ax=ax)
+plt.show()
+
+# %% [markdown]
+# *Figure:* Left, the 3 × 8 matrix $Q$ with its entries 0 to 23, columns coloured by head; top
+# right, the four $(3, 2)$ heads of the split, each one colour with one row per token; bottom
+# right, the reshape without transpose, whose "heads" mix colours and tokens.
+
+# %% [markdown]
 # Merging undoes the split: transpose back to $(T, n_{heads}, d_{head})$ and reshape to
 # $(T, d_{model})$, which lays the heads side by side, the concatenation in the formula.
 # `attnlib.split_heads` and `merge_heads` do the same for any leading batch dimensions.
@@ -144,12 +160,11 @@ ch07.split_heads.check_solution(split_heads_solution)
 # %% [markdown]
 # ## The standard size: $d_{model} = 512$, 8 heads of 64
 #
-# The standard configuration of the lessons is $d_{model} = 512$ split into $n_{heads} = 8$
-# heads. We run it on the sentence of notebook 06, *"The animal crossed the road because it
-# was tired"*, with seeded random embeddings $X$ and random projections divided by
-# $\sqrt{d_{model}}$ (so that queries and keys have entries of variance about 1, as after
-# training with layer normalisation). The weights are random, not trained: the shapes and the
-# arithmetic are the point, not which word a head picks.
+# The usual textbook configuration is $d_{model} = 512$ split into $n_{heads} = 8$ heads. We
+# run it on the sentence of notebook 06, *"The animal crossed the road because it was tired"*,
+# with seeded random embeddings $X$ and random projections divided by $\sqrt{d_{model}}$ (so
+# that queries and keys have entries of variance about 1). The parameters are random, not
+# trained: the shapes and the arithmetic are the point, not which word a head picks.
 
 # %%
 SEED = 7
@@ -164,8 +179,8 @@ X = rng.normal(size=(T, d_model))
 W_Q, W_K, W_V, W_O = rng.normal(size=(4, d_model, d_model)) / np.sqrt(d_model)
 
 # %% [markdown]
-# The whole layer, the way the lesson's code writes it: project, split, attend in every head at
-# once, merge, project with $W_O$.
+# The whole layer, as it is usually written: project, split, attend in every head at once,
+# merge, project with $W_O$.
 
 # %%
 from attnlib import softmax
@@ -175,7 +190,7 @@ K = (X @ W_K).reshape(T, n_heads, d_head).transpose(1, 0, 2)
 V = (X @ W_V).reshape(T, n_heads, d_head).transpose(1, 0, 2)
 
 scores = Q @ K.transpose(0, 2, 1) / np.sqrt(d_head)  # (n_heads, T, T)
-weights = softmax(scores, axis=-1)  # (n_heads, T, T): notebook 05's softmax
+weights = softmax(scores, axis=-1)  # (n_heads, T, T) attention weights: 05's softmax
 heads = weights @ V  # (n_heads, T, d_head)
 concat = heads.transpose(1, 0, 2).reshape(T, d_model)  # (T, d_model)
 output = concat @ W_O  # (T, d_model)
@@ -192,38 +207,34 @@ for name, array, symbolic in [
     print(f"{name:<9}{symbolic:<24}{array.shape}")
 
 # %% [markdown]
-# `attnlib.multi_head_attention` is the tested version of the same cell:
+# `attnlib.multi_head_attention` computes the same layer:
 
 # %%
 from attnlib import multi_head_attention
 
 ref_output, ref_weights = multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads)
-print("same weights:", np.allclose(ref_weights, weights))
+print("same attention weights:", np.allclose(ref_weights, weights))
 print("same output: ", np.allclose(ref_output, output))
 
 # %% [markdown]
 # ## Each head scales by $\sqrt{d_{head}}$, not $\sqrt{d_{model}}$
 #
-# A common lesson text: *"The variance derivation above is why a standard 512-dimensional,
-# 8-head configuration uses d_k = 64 per head rather than 512 ... the scale factor is always
-# keyed to whatever d_k the architecture is actually using inside that head, not to d_model as
-# a whole."* Notebook 02 showed that a dot product of $d$ independent, unit-variance entries has
-# variance $d$. Inside a head, $q$ and $k$ have $d_{head} = 64$ entries: the raw scores spread
-# by about $\sqrt{64} = 8$, dividing by 8 brings them back to about 1, and dividing by
-# $\sqrt{512} \approx 22.6$ would shrink them to about $8 / 22.6 = 0.35$. Our layer's scores,
-# and the largest weight of each row averaged over rows and heads (uniform over 9 tokens would
-# be $1/9 = 0.111$):
+# Inside a head, $q$ and $k$ have $d_{head} = 64$ entries, so notebook 02's argument applies
+# with $d_k = d_{head}$: raw scores spread by about $\sqrt{64} = 8$, and dividing by 8 brings
+# them back to about 1. Dividing by $\sqrt{512} \approx 22.6$ would leave a spread of about
+# 0.35. Our layer's scores, and the largest attention weight of each row averaged over rows and
+# heads (uniform over 9 tokens: $1/9 = 0.111$):
 
 # %%
 raw = Q @ K.transpose(0, 2, 1)  # (n_heads, T, T), not yet scaled
 print(f"raw scores q . k, d_head = {d_head}: std {raw.std():.2f}")
 for label, divisor in [("sqrt(d_head)", np.sqrt(d_head)), ("sqrt(d_model)", np.sqrt(d_model))]:
     top = softmax(raw / divisor, axis=-1).max(axis=-1).mean()
-    print(f"divide by {label:<14}: std {(raw / divisor).std():.2f}, mean largest weight {top:.3f}")
+    print(f"divide by {label:<14}: std {(raw / divisor).std():.2f}, mean largest {top:.3f}")
 
 # %% [markdown]
-# Scores that spread by about a third give weights close to uniform: a head could barely
-# prefer one token to another.
+# Scores that spread by about a third give attention weights close to uniform: the other side
+# of notebook 04's saturation.
 
 # %% [markdown]
 # ## What $W_O$ does
@@ -248,16 +259,14 @@ print("concat @ W_O == sum of head_i @ W_O^(i):", np.allclose(per_head, output))
 # ## Eight heads, eight weightings of one sentence
 #
 # Each head has its own slice of $W_Q$ and $W_K$, so each weighs the same sentence its own
-# way. The eight $(T, T)$ weight matrices of our layer (rows: the query token; columns: the key
-# token it attends to). Nine tokens share each row's weight of 1, so most weights are small;
-# the colour scale runs from 0 to the largest weight of any head (the bar on the right), the
-# same in every panel, so that weights of 0.1 or 0.2 still show. (The cell only draws; its
-# source is collapsed.)
+# way. The collapsed cell draws the eight $(T, T)$ attention-weight matrices of our layer (rows:
+# the query token; columns: the key token), on one colour scale from 0 to the largest weight of
+# any head, so that weights of 0.1 or 0.2 still show.
 
 # %% jupyter={"source_hidden": true}
 from attnlib.pictures.heatmap import attention_heatmap
 
-print(f"weights: median {np.median(weights):.3f}, largest {weights.max():.3f}")
+print(f"attention weights: median {np.median(weights):.3f}, largest {weights.max():.3f}")
 fig, axes = plt.subplots(2, 4, figsize=(9.2, 5.6))
 fig.subplots_adjust(left=0.1, right=0.87, top=0.87, bottom=0.01, wspace=0.08, hspace=0.75)
 for i, ax in enumerate(axes.flat):
@@ -278,38 +287,83 @@ plt.show()
 # *Figure:* Eight small heatmaps, one per head, of the 9 × 9 attention weights on one shared
 # colour scale; each head puts its few larger weights on different keys.
 #
-# With random weights, no head "means" anything; row "it" simply differs from head to head.
-# In a trained model, heads specialise: some attend to the previous token, some match a
-# pronoun with its noun, some track syntax. That specialisation is learned, not designed
-# (notebook 13 looks at the heads of a real trained model).
+# With random parameters no head "means" anything; row "it" simply differs from head to head.
+# What can eight weightings do that one cannot?
+
+# %% [markdown]
+# ## One head cannot look at two places at once
+#
+# A head's output for a query is **one** weighted average of the values: the softmax gives one
+# weight per key, shared by every coordinate of the value. Suppose the last token of a sequence
+# needs the contents of tokens 1 and 4 side by side, $[c_1, c_4]$ (say, a verb that needs its
+# subject and its object). A small test: 2,000 random sequences of 6 tokens, each token's
+# content $c_j$ 4 random numbers. The query picks keys by position (as some trained heads do),
+# and the output projection is fitted by least squares, the best any $W_V W_O$ of any width can
+# do. How much of the target's variance is left unexplained?
+
+# %%
+n_seq, T6, d_c = 2000, 6, 4
+C = rng.normal(size=(n_seq, T6, d_c))  # the contents of 2,000 sequences of 6 tokens
+target = np.concatenate([C[:, 1], C[:, 4]], axis=-1)  # (n_seq, 8): tokens 1 and 4, side by side
+pos = np.arange(T6)
+
+
+def head_output(scores):
+    """One head whose query scores the 6 keys by position: its output for every sequence."""
+    return softmax(scores) @ C  # (n_seq, d_c): one weighted average of the contents
+
+
+def unexplained(out):
+    """Share of the target's variance that the best output projection (least squares) misses."""
+    W_best, *_ = np.linalg.lstsq(out, target, rcond=None)
+    return ((out @ W_best - target) ** 2).sum() / (target**2).sum()
+
+
+for w in (0.5, 0.7, 0.9):  # one head: weight w on token 1, 1 - w on token 4
+    scores = np.log(np.where(pos == 1, w, np.where(pos == 4, 1 - w, 1e-12)))
+    print(
+        f"one head, weights {softmax(scores)}: unexplained {unexplained(head_output(scores)):.1f}"
+    )
+two = np.concatenate([head_output(20.0 * (pos == 1)), head_output(20.0 * (pos == 4))], axis=-1)
+print(f"two heads, one on token 1, one on token 4: unexplained {unexplained(two):.1f}")
+
+# %% [markdown]
+# One head returns the blend $w\,c_1 + (1 - w)\,c_4$, and no linear map pulls two vectors back
+# out of their sum: half of the target is lost, whatever the split $w$ (weights chosen by
+# content instead still give one blend of 4 numbers, for a target of 8). Two heads, one on each
+# place, hand $W_O$ both averages side by side: nothing is lost. That is what heads buy.
+#
+# **Do trained heads specialise?** In large trained models, some do. Clark et al. (2019, *What
+# Does BERT Look At?*) find BERT heads that attend to the previous or the next token, to the separator token, or broadly over the
+# sentence, and a few whose attention picks out the direct object of a verb or a coreferent
+# mention with high accuracy; no single head does syntax as a whole well. Voita et al. (2019,
+# *Analyzing Multi-Head Self-Attention*) find a few positional, syntactic and rare-word heads
+# doing most of the work in a translation model's encoder: removing 38 of its 48 encoder heads
+# cost 0.15 BLEU. So: some heads, in some models, with many heads doing nothing one can name.
+# The small trained model of notebook 13 shows no single head that tracks what "it" refers to.
+# [14 · Induction heads](14_induction_heads.ipynb) watches two heads form during training: a
+# previous-token head and an induction head, in a two-layer attention-only model.
 
 # %% [markdown]
 # ## What the extra heads cost
 #
-# A common lesson text claims: *"total compute is roughly unchanged. You are not running 8×
+# A common claim: *"total compute is roughly unchanged. You are not running 8×
 # the work — you split 512 dimensions into 8 slices of 64. Multi-head attention buys diversity
 # of attention patterns for approximately free."* Let us count. A product of shapes
-# $(\dots, m, k) \times (\dots, k, n)$ costs $m k n$ multiply-adds per leading index. We count
-# every product of the layer for one head of width 512 and for 8 heads of width 64, at
-# $T = 4096$ tokens, from the shapes alone:
+# $(m, k) \times (k, n)$ costs $m k n$ multiply-adds, once per head for the per-head products.
+# Every product of the layer for one head of width 512 and for 8 heads of width 64, at
+# $T = 4096$ tokens:
 
 
 # %%
-def madds(a_shape, b_shape):
-    """Multiply-adds of a matrix product (..., m, k) @ (..., k, n)."""
-    *batch, m, k = a_shape
-    n = b_shape[-1]
-    return int(np.prod(batch, dtype=np.int64)) * m * k * n
-
-
 def layer_cost(T, d_model, h):
-    """Multiply-adds of each product, exponentials and weight entries of one attention layer."""
-    d = d_model // h
+    """Multiply-adds of each product, exponentials and attention weights of one layer."""
+    d = d_model // h  # d_head
     return {
-        "projections X W_Q, X W_K, X W_V": 3 * madds((T, d_model), (d_model, d_model)),
-        "scores Q K^T": madds((h, T, d), (h, d, T)),
-        "weights @ V": madds((h, T, T), (h, T, d)),
-        "output projection @ W_O": madds((T, d_model), (d_model, d_model)),
+        "projections X W_Q, X W_K, X W_V": 3 * T * d_model * d_model,
+        "scores Q K^T": h * T * d * T,  # (T, d) @ (d, T) per head
+        "attention weights @ V": h * T * T * d,  # (T, T) @ (T, d) per head
+        "output projection @ W_O": T * d_model * d_model,
         "softmax exponentials": h * T * T,
         "attention weights stored": h * T * T,
     }
@@ -327,13 +381,13 @@ for name in one:
 # Every matrix product costs exactly the same: $n_{heads}$ products of width $d_{head}$ do the
 # work of one of width $n_{heads} d_{head} = d_{model}$. What grows is everything of size
 # $T \times T$ **per head**: 8 times as many exponentials and 8 times as many attention weights.
-# The exponentials are cheap next to the products; the weights are memory:
+# The exponentials are cheap next to the products; the attention weights are memory:
 
 # %%
 for label, cost in [("1 head", one), ("8 heads", eight)]:
     n = cost["attention weights stored"]
     print(
-        f"{label:<8} weights at T = {T_long:,}: {n:>11,} floats = {n * 4 / 2**20:5.0f} MiB (fp32)"
+        f"{label:<8} at T = {T_long:,}: {n:>11,} attention weights = {n * 4 / 2**20:5.0f} MiB (fp32)"
     )
 
 # %% [markdown]
@@ -341,7 +395,7 @@ for label, cost in [("1 head", one), ("8 heads", eight)]:
 # <summary>About "approximately free"</summary>
 #
 # The claim is right about the arithmetic, as the table shows. It is not quite right about
-# memory: 8 heads keep 8 weight matrices of $T \times T$, $n_{heads} T^2$ numbers instead of
+# memory: 8 heads keep 8 attention-weight matrices of $T \times T$, $n_{heads} T^2$ numbers instead of
 # $T^2$, and training stores them for the backward pass. That is the term that grows fastest with
 # context length, and it is the one that FlashAttention-style tiling avoids storing at all
 # (notebook 10).
@@ -349,13 +403,106 @@ for label, cost in [("1 head", one), ("8 heads", eight)]:
 # </details>
 
 # %% [markdown]
-# ## Self-attention and cross-attention
+# ## Attention does not see word order
 #
-# So far $Q$, $K$ and $V$ all came from the same $X$: **self-attention**, with a square
-# $(T, T)$ weight matrix. In an encoder-decoder model (translation, say), the decoder also
+# Shuffle the tokens of the sentence and run the same layer. Each token's output does not
+# change; the outputs are just shuffled the same way. In symbols, for a permutation matrix $P$:
+#
+# $$\mathrm{MultiHead}(P X) = P\, \mathrm{MultiHead}(X).$$
+#
+# The reason: every step is either row by row (the projections, $W_O$) or a weighted sum over
+# all keys, which does not care in which order the keys come.
+
+# %%
+perm = rng.permutation(T)
+print("shuffled:", " ".join(tokens[i] for i in perm))
+out_shuffled, w_shuffled = multi_head_attention(X[perm], W_Q, W_K, W_V, W_O, n_heads)
+print("outputs shuffled the same way:", np.allclose(out_shuffled, output[perm]))
+print(
+    "attention weights too (rows and columns):",
+    np.allclose(w_shuffled, weights[:, perm][:, :, perm]),
+)
+
+# %% [markdown]
+# So "the animal crossed the road" and "the road crossed the animal" give each word the same
+# output. Word order only enters through information added to $X$ (positional encodings),
+# or through a mask that depends on positions: with a causal mask, the shuffle changes what
+# each token may see, and the equality fails.
+
+# %%
+from attnlib import causal_mask
+
+out_c, _ = multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=causal_mask(T))
+out_c_shuffled, _ = multi_head_attention(X[perm], W_Q, W_K, W_V, W_O, n_heads, mask=causal_mask(T))
+print(
+    "with a causal mask, outputs shuffled the same way:", np.allclose(out_c_shuffled, out_c[perm])
+)
+
+# %% [markdown]
+# ## Check yourself
+#
+# 1. With $d_{model} = 512$ and 8 heads, a colleague divides every head's scores by
+#    $\sqrt{512}$ "because that is the model width". What happens to the attention weights, and why?
+# 2. The same layer is run with 16 heads of width 32 instead of 8 of width 64, at $T = 4096$.
+#    What happens to the multiply-adds of the four projections, of $Q K^\top$ and of the
+#    weights times $V$, and to the number of attention weights the layer stores?
+# 3. Without positional information, you swap the words "animal" and "road" in the sentence.
+#    Which outputs change? And with a causal mask?
+#
+# <details>
+# <summary>Answers</summary>
+#
+# 1. Inside a head the scores are dot products of $d_{head} = 64$ numbers, with standard
+#    deviation about $\sqrt{64} = 8$. Dividing by $\sqrt{512} \approx 22.6$ leaves a spread of
+#    about 0.35, so the softmax is nearly uniform: in the cell above, the mean largest weight
+#    falls about two thirds of the way towards the uniform $1/9$, and every head averages
+#    almost blindly. The scale belongs to the width of the vectors actually compared,
+#    $d_{head}$.
+# 2. Every product keeps its multiply-adds: 16 heads of 32 do $16 \cdot T^2 \cdot 32 = 8 \cdot
+#    T^2 \cdot 64$, and the projections do not depend on the head count at all. The stored
+#    attention weights double, from $8 T^2$ to $16 T^2$ (from 512 MiB to 1 GiB in float32 at
+#    $T = 4096$), as do the exponentials.
+# 3. Each word keeps its own output; what changes is where it sits. After the swap, position 1
+#    holds "road" with the output "road" had at position 4, and position 4 holds "animal" with
+#    the output "animal" had: the two *positions* swap outputs, and every other position keeps
+#    its output. That is permutation equivariance, $\mathrm{MultiHead}(PX) = P\,
+#    \mathrm{MultiHead}(X)$. With a causal mask, positions matter. "The" and the words after
+#    "road" see the same set of words as before and keep their outputs, but positions 1 to 4
+#    change: "road", now second, sees only "The" and itself; "crossed the" see "road" instead
+#    of "animal"; and "animal", now fifth, sees five words instead of two.
+#
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# - Multi-head attention splits $d_{model}$ into $n_{heads}$ slices of $d_{head} =
+#   d_{model}/n_{heads}$ (`reshape(T, n_heads, d_head).transpose(1, 0, 2)`), attends in each
+#   slice, concatenates the heads and multiplies by $W_O$, which lets every output feature draw
+#   on every head. Reshaping without the transpose mixes tokens.
+# - Each head scales by $\sqrt{d_{head}}$, the width of the vectors it compares.
+# - One head returns one weighted average, so it cannot bring two places' contents side by
+#   side; two heads can (half the target lost against none). In large trained models some heads
+#   specialise (previous token, separators, some syntactic relations), many do nothing
+#   nameable; notebook 14 watches heads form in training.
+# - $n_{heads}$ heads cost the same multiply-adds as one head of width $d_{model}$, but keep
+#   $n_{heads}$ attention-weight matrices of $T \times T$.
+# - Without positions or masks, attention is permutation-equivariant: each word keeps its
+#   output wherever it stands.
+#
+# **Next:** [08 · Grouped-query attention and the KV cache](08_gqa_and_kv_cache.ipynb), where
+# the heads generate text one token at a time, or first the optional section below:
+# cross-attention, where queries come from one sequence and keys and values from another.
+
+
+# %% [markdown]
+# ## Optional: cross-attention
+#
+# In this notebook $Q$, $K$ and $V$ all came from the same $X$: **self-attention**, with a square
+# $(T, T)$ matrix of attention weights. In an encoder-decoder model (translation, say), the decoder also
 # runs **cross-attention**: its queries come from the decoder's own tokens, and the keys and
 # values from the encoder's output. The two sequences can have different lengths, $T_q \neq
-# T_k$, and the weights are $(T_q, T_k)$:
+# T_k$, and the attention weights are $(T_q, T_k)$:
 #
 # $$Q = X_{dec} W_Q \in \mathbb{R}^{T_q \times d_{head}},\quad
 # K = X_{enc} W_K,\ V = X_{enc} W_V \in \mathbb{R}^{T_k \times d_{head}},\quad
@@ -379,98 +526,12 @@ Q_x = split_heads(X_dec @ Wq, h_small)  # (h, T_q, d_head) = (2, 3, 4)
 K_x = split_heads(X_enc @ Wk, h_small)  # (h, T_k, d_head) = (2, 5, 4)
 V_x = split_heads(X_enc @ Wv, h_small)
 A_x = softmax(Q_x @ K_x.transpose(0, 2, 1) / np.sqrt(d_small // h_small), axis=-1)
-print("Q", Q_x.shape, " K", K_x.shape, " V", V_x.shape, " weights", A_x.shape)
-print("head 0 weights (rows: German queries, columns: English keys):")
+print("Q", Q_x.shape, " K", K_x.shape, " V", V_x.shape, " attention weights", A_x.shape)
+print("head 0 (rows: German queries, columns: English keys):")
 print(A_x[0])
-print("row sums:", A_x.sum(axis=-1))
 _, ref_A_x = scaled_dot_product_attention(Q_x, K_x, V_x)
 print("scaled_dot_product_attention agrees:", np.allclose(ref_A_x, A_x))
 
 # %% [markdown]
-# Every row still sums to 1: each decoder token takes a weighted average of the encoder's
-# values. Nothing else changes, and the formula never required $T_q = T_k$.
-
-# %% [markdown]
-# ## Attention does not see word order
-#
-# Shuffle the tokens of the sentence and run the same layer. Each token's output does not
-# change; the outputs are just shuffled the same way. In symbols, for a permutation matrix $P$:
-#
-# $$\mathrm{MultiHead}(P X) = P\, \mathrm{MultiHead}(X).$$
-#
-# The reason: every step is either row by row (the projections, $W_O$) or a weighted sum over
-# all keys, which does not care in which order the keys come.
-
-# %%
-perm = rng.permutation(T)
-print("shuffled:", " ".join(tokens[i] for i in perm))
-out_shuffled, w_shuffled = multi_head_attention(X[perm], W_Q, W_K, W_V, W_O, n_heads)
-print("outputs shuffled the same way:", np.allclose(out_shuffled, output[perm]))
-print("weights too (rows and columns):", np.allclose(w_shuffled, weights[:, perm][:, :, perm]))
-
-# %% [markdown]
-# So "the animal crossed the road" and "the road crossed the animal" give each word the same
-# output. Word order only enters through information added to $X$ (positional encodings),
-# or through a mask that depends on positions: with a causal mask, the shuffle changes what
-# each token may see, and the equality fails.
-
-# %%
-from attnlib import causal_mask
-
-out_c, _ = multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, mask=causal_mask(T))
-out_c_shuffled, _ = multi_head_attention(X[perm], W_Q, W_K, W_V, W_O, n_heads, mask=causal_mask(T))
-print(
-    "with a causal mask, outputs shuffled the same way:", np.allclose(out_c_shuffled, out_c[perm])
-)
-
-# %% [markdown]
-# ## Check yourself
-#
-# 1. With $d_{model} = 512$ and 8 heads, a colleague divides every head's scores by
-#    $\sqrt{512}$ "because that is the model width". What happens to the weights, and why?
-# 2. The same layer is run with 16 heads of width 32 instead of 8 of width 64, at $T = 4096$.
-#    What happens to the multiply-adds of the four projections, of $Q K^\top$ and of the
-#    weights times $V$, and to the number of attention weights the layer stores?
-# 3. Without positional information, you swap the words "animal" and "road" in the sentence.
-#    Which outputs change? And with a causal mask?
-#
-# <details>
-# <summary>Answers</summary>
-#
-# 1. Inside a head the scores are dot products of $d_{head} = 64$ numbers, with standard
-#    deviation about $\sqrt{64} = 8$. Dividing by $\sqrt{512} \approx 22.6$ leaves a spread of
-#    about 0.35, so the softmax is nearly uniform: in the cell above, the mean largest weight
-#    falls about two thirds of the way towards the uniform $1/9$, and every head averages
-#    almost blindly. The scale belongs to the width of the vectors actually compared,
-#    $d_{head}$.
-# 2. Every product keeps its multiply-adds: 16 heads of 32 do $16 \cdot T^2 \cdot 32 = 8 \cdot
-#    T^2 \cdot 64$, and the projections do not depend on the head count at all. The stored
-#    weights double, from $8 T^2$ to $16 T^2$ (from 512 MiB to 1 GiB in float32 at
-#    $T = 4096$), as do the exponentials.
-# 3. Each word keeps its own output; what changes is where it sits. After the swap, position 1
-#    holds "road" with the output "road" had at position 4, and position 4 holds "animal" with
-#    the output "animal" had: the two *positions* swap outputs, and every other position keeps
-#    its output. That is permutation equivariance, $\mathrm{MultiHead}(PX) = P\,
-#    \mathrm{MultiHead}(X)$. With a causal mask, positions matter. "The" and the words after
-#    "road" see the same set of words as before and keep their outputs, but positions 1 to 4
-#    change: "road", now second, sees only "The" and itself; "crossed the" see "road" instead
-#    of "animal"; and "animal", now fifth, sees five words instead of two.
-#
-# </details>
-
-# %% [markdown]
-# ## Summary
-#
-# - Multi-head attention splits $d_{model}$ into $n_{heads}$ slices of $d_{head} =
-#   d_{model}/n_{heads}$ (`reshape(T, n_heads, d_head).transpose(1, 0, 2)`), attends in each
-#   slice, concatenates the heads and multiplies by $W_O$, which lets every output feature draw
-#   on every head. Reshaping without the transpose mixes tokens.
-# - Each head scales by $\sqrt{d_{head}}$, the width of the vectors it compares.
-# - $n_{heads}$ heads cost the same multiply-adds as one head of width $d_{model}$, but keep
-#   $n_{heads}$ weight matrices of $T \times T$.
-# - Cross-attention takes queries from one sequence and keys and values from another
-#   ($T_q \ne T_k$). Without positions or masks, attention is permutation-equivariant: each
-#   word keeps its output wherever it stands.
-#
-# **Next:** [08 · Grouped-query attention and the KV cache](08_gqa_and_kv_cache.ipynb), where
-# the heads generate text one token at a time.
+# Every row still sums to 1 (a softmax): each decoder token takes a weighted average of the
+# encoder's values. Nothing else changes, and the formula never required $T_q = T_k$.

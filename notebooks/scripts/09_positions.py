@@ -162,8 +162,10 @@ except ValueError as err:
 # $$PE(p)_{2m} = \sin(p\,\theta_m), \qquad PE(p)_{2m+1} = \cos(p\,\theta_m), \qquad
 # m = 0, \dots, d/2 - 1.$$
 #
-# Pair 0 turns by one radian per position (a wavelength of $2\pi$); the last pair is nearly
-# still (a wavelength of $2\pi \cdot 10000$).
+# Pair 0 turns by one radian per position (a wavelength of $2\pi$). The last pair,
+# $m = d/2 - 1$, turns by $\theta = 10000^{-(d-2)/d}$: for the $d = 16$ table below
+# $10000^{-7/8} \approx 3.2 \times 10^{-4}$ radians, a wavelength of $2\pi \cdot 3162$
+# positions. ($2\pi \cdot 10000$ is only the limit as $d$ grows.)
 
 
 # %%
@@ -175,6 +177,7 @@ angles = np.arange(T)[:, None] * theta[None, :]  # (T, d/2)
 PE = np.empty((T, d))
 PE[:, 0::2], PE[:, 1::2] = np.sin(angles), np.cos(angles)
 print("theta:", theta)
+print(f"last pair: a wavelength of 2 pi x {1 / theta[-1]:,.0f} positions")
 print("equals attnlib.positions.sinusoidal:", np.allclose(PE, sinusoidal(T, d)))
 
 
@@ -368,10 +371,9 @@ ch09.rope_score.check_solution(rope_score_solution)
 
 
 # %% [markdown]
-# RoPE rotates, and a rotation keeps every vector's length: notebook 02's
-# $\mathrm{Var}(q \cdot k) = d_k$ still holds, so $\sqrt{d_k}$ is still the right divisor (the
-# optional section checks it by Monte Carlo). Su et al. also bound the score by a quantity that
-# decays as $|i - j|$ grows; the optional section draws it too.
+# A rotation keeps every vector's length, so notebook 02's $\sqrt{d_k}$ still applies, and Su et
+# al. bound the score by a quantity that decays as $|i - j|$ grows: the optional section checks
+# both.
 
 
 # %% [markdown]
@@ -431,23 +433,6 @@ ch09.pairing.check(which_pairing)
 # %% jupyter={"outputs_hidden": true, "source_hidden": true}
 # solution (click to expand)
 ch09.pairing.check_solution("b")
-
-
-# %% [markdown]
-# ### RoPE and the KV cache
-#
-# Notebook 08 keeps the keys of past tokens in a KV cache. With RoPE the cache stores each key
-# **already rotated at its own position**: a key never moves again, because the law only needs
-# the offset, and the new query brings its own position. A new token at position $t$ rotates
-# its query by $t$ and scores it against the cached keys as they are:
-
-
-# %%
-K_cache = rope(K6[:5])  # keys of positions 0..4, rotated once when they were computed
-q_new = rope(Q6[5:], positions=[5])  # the new token's query, at its own position 5
-print("cached step's scores:", (q_new @ K_cache.T)[0])
-print("full computation, row 5:", interleaved[5, :5])
-print("the same:", np.allclose(q_new @ K_cache.T, interleaved[5:, :5]))
 
 
 # %% [markdown]
@@ -538,6 +523,13 @@ plt.show()
 # A learned table stops at its last row. The other schemes compute any position, but a model has
 # only seen the values that occurred in training:
 #
+# - **Sinusoidal** positions exist for every $p$, and $PE(i) \cdot PE(j)$ still depends on
+#   $i - j$ only. But the vectors added to the embeddings are new: the slow pairs reach angles
+#   they never had, and $W_Q$, $W_K$ meet inputs unlike any they were trained on (the cell
+#   below). Vaswani et al. hoped the sinusoids "may allow the model to extrapolate to sequence
+#   lengths longer than the ones encountered during training"; measured, they do not: Press et
+#   al. (2022, Figure 1) found the perplexity of sinusoidal models rising steeply past their
+#   training length of 512 or 1,024 tokens.
 # - **ALiBi** meets nothing new at a long distance: the bias continues the same straight line,
 #   and a key far back is simply discounted more. Each head sees a soft window: a bias of
 #   $-10$ cuts a key's weight by $e^{10} \approx 22{,}000$ (notebook 04), reached at distance
@@ -549,6 +541,12 @@ plt.show()
 
 
 # %%
+PE_long = sinusoidal(1024, d)  # the d = 16 table again, if the model trained on 64 positions
+print(f"slowest pair's sine: at most {PE[:, -2].max():.3f} in the 64 trained positions")
+for pos in (64, 256, 1023):
+    gap = np.linalg.norm(PE - PE_long[pos], axis=1).min()  # to the nearest trained row
+    print(f"position {pos:4d}: its sine {PE_long[pos, -2]:.3f}, nearest trained row {gap:.2f} away")
+print(f"(neighbouring rows are {np.linalg.norm(PE[1] - PE[0]):.2f} apart)")
 print("ALiBi, 8 heads: distance at which the bias reaches -10:", np.round(10 / slopes).astype(int))
 
 
@@ -561,15 +559,13 @@ print("ALiBi, 8 heads: distance at which the bias reaches -10:", np.round(10 / s
 # frequencies (smaller = faster turning), for ALiBi the **head** (its slope).
 #
 # Things to try: with "none", the score is a flat line and the two "the"s get identical columns.
-# With RoPE, the score wiggles with the offset but is the same wherever the pair sits; shrink the
-# base to 10 and watch it turn faster. With ALiBi, pick head 1 and then head 8: which one looks
-# only at its neighbours?
+# With RoPE, the score wiggles with the offset wherever the pair sits; shrink the base to 10 and
+# it turns faster. With ALiBi, which of heads 1 and 8 looks only at its neighbours?
 #
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from attnlib.labs import positions_lab
 
 positions_lab()
@@ -614,10 +610,11 @@ positions_lab()
 # - A **learned table** (MiniLM: 512 x 384) adds a trained vector per position; training makes
 #   neighbours alike, and there is no row past the last.
 # - **Sinusoidal** (Vaswani et al. 2017): $\sin/\cos(p\,\theta_m)$, $\theta_m = 10000^{-2m/d}$;
-#   a shift is a rotation per pair, and $PE(i) \cdot PE(j)$ depends on $i - j$ only.
+#   a shift is a rotation per pair, and $PE(i) \cdot PE(j)$ depends on $i - j$ only. Past the
+#   training length its slow pairs take new values, and the model degrades.
 # - **RoPE** (Su et al. 2021): rotate pair $m$ of $q$ and $k$ by $p\,\theta_m$; the score depends
 #   on the contents and $i - j$ only, and the KV cache stores keys rotated at their own
-#   position. The interleaved and halves pairings differ unless the weights are permuted.
+#   position. The interleaved and halves pairings differ unless $W_Q$, $W_K$ are permuted.
 # - **ALiBi** (Press et al. 2022): add $-m_h (i - j)$ to the scores, $m_h = 2^{-8h/H}$: an
 #   additive mask with finite entries, which runs past the training length unchanged; a
 #   learned table stops there, and RoPE needs help such as position interpolation.
@@ -627,10 +624,27 @@ positions_lab()
 
 
 # %% [markdown]
-# ## Optional: three checks from the papers
+# ## Optional: RoPE in a KV cache, and three checks from the papers
 #
-# RoPE and notebook 02's variance, the bound behind RoPE's long-distance decay, and what RoPE
-# meets past its training length.
+# How a KV cache stores RoPE keys; RoPE and notebook 02's variance; the bound behind RoPE's
+# long-distance decay; and what RoPE meets past its training length.
+
+
+# %% [markdown]
+# ### RoPE and the KV cache
+#
+# Notebook 08 keeps the keys of past tokens in a KV cache. With RoPE the cache stores each key
+# **already rotated at its own position**: a key never moves again, because the law only needs
+# the offset, and the new query brings its own position. A new token at position $t$ rotates
+# its query by $t$ and scores it against the cached keys as they are:
+
+
+# %%
+K_cache = rope(K6[:5])  # keys of positions 0..4, rotated once when they were computed
+q_new = rope(Q6[5:], positions=[5])  # the new token's query, at its own position 5
+print("cached step's scores:", (q_new @ K_cache.T)[0])
+print("full computation, row 5:", interleaved[5, :5])
+print("the same:", np.allclose(q_new @ K_cache.T, interleaved[5:, :5]))
 
 
 # %% [markdown]

@@ -44,7 +44,8 @@
 # %% [markdown]
 # ## The claims we examine
 #
-# A common lesson text says, right after computing `scores = Q @ K.T`:
+# Three common claims about attention's cost, as tutorials put them. Right after computing
+# `scores = Q @ K.T`:
 #
 # > Note the shape. This matrix is (seq_len, seq_len) — every token against every token. That
 # > is where the famous quadratic cost of transformers comes from, and it is why context length
@@ -139,13 +140,16 @@ print(f"2k -> 8k tokens: the work grows {ratio} times")
 
 # %% [markdown]
 # Each doubling multiplies the work and the size of $S$ by exactly 4, and 2k to 8k is
-# $4^2 = 16$ times, as the lesson says. The memory is per head and per sequence: a layer of 8
-# heads keeps 8 such matrices, and training keeps every layer's weights for the backward pass.
+# $4^2 = 16$ times, as the claim says. The memory is per head and per sequence: a layer of 8
+# heads keeps 8 such matrices, and training keeps every layer's attention weights for the
+# backward pass.
 
 
 # %%
 n_heads, T = 8, 8192
-print(f"weights of one layer, {n_heads} heads, T = {T:,}: {n_heads * T * T * 4 / 2**30:.0f} GiB")
+print(
+    f"attention weights of one layer, {n_heads} heads, T = {T:,}: {n_heads * T * T * 4 / 2**30:.0f} GiB"
+)
 
 
 # %% [markdown]
@@ -324,7 +328,7 @@ plt.show()
 # tiles without a mask; with the causal mask, six, and three skipped.
 #
 # After its last key block every row's gap is 0 (to the four decimals printed): tiling computes
-# the same softmax, only in another order. The lesson calls the outputs "identical"; they are
+# the same softmax, only in another order. The claim calls the outputs "identical"; they are
 # equal up to rounding, not bit for bit: the optional section measures how close (about
 # $10^{-16}$ in float64) and shows why the last bits differ.
 
@@ -412,7 +416,7 @@ print(f"plain attention, T = {T_big}: {attention_madds(T_big, 64, 64):,} multipl
 # %% [markdown]
 # The same number: $(T/128)^2$ tiles of $128^2 (d_k + d_v)$ multiply-adds each is
 # $T^2 (d_k + d_v)$ (the optional section measures its time growing like $T^2$). That is the
-# lesson's last sentence, both halves, in numbers: tiling "removes the memory wall but not the quadratic
+# third claim, both halves, in numbers: tiling "removes the memory wall but not the quadratic
 # compute". At lengths we cannot run here, the counts are exact:
 
 
@@ -427,13 +431,17 @@ print(f"one 128 x 128 tile in float32: {128 * 128 * 4 // 1024} KiB, whatever T i
 # ### Memory traffic: what makes FlashAttention fast
 #
 # Peak memory is one wall; on a GPU the other is **memory traffic** between a large, slow
-# memory (HBM) and a small, fast one on the chip (SRAM). Attention does few operations per
-# number it touches, so its time goes mostly into moving numbers (notebook 08 met the same
-# ratio in decoding). Plain attention writes the $T \times T$ scores and weights to slow memory
-# and reads them back; tiled attention keeps each tile in fast memory and streams only $K$ and
-# $V$ past each block of queries: with $d = 64$ and blocks of 128, about a quarter as many
-# numbers. That, not fewer operations, is what makes FlashAttention fast. The optional section
-# counts the reads and writes, as Dao et al. (2022) do.
+# memory (HBM) and a small, fast one on the chip (SRAM). Plain attention writes the
+# $T \times T$ scores and attention weights to slow memory and reads them back: about $4T^2$
+# numbers moved for $4T^2 d$ FLOPs, so about $d$ FLOPs per number, $d/2 = 32$ per byte in
+# float16 with $d = 64$, well below the 153 an A100 can do per byte (notebook 08). Its time goes
+# into moving numbers. (Decoding in notebook 08, at about 1 FLOP per byte, is another quantity:
+# each cached number there serves one query, here a whole row of them.) Tiled attention keeps
+# each tile in fast memory and streams only $K$ and $V$ past each block of queries: with
+# $d = 64$ and blocks of 128, about a quarter as many numbers. That, not fewer operations, is
+# what makes FlashAttention fast. The loop order here, query blocks outside and key blocks
+# streaming inside, is FlashAttention-2's (Dao 2023); the first FlashAttention (Dao et al.
+# 2022) ran the key blocks outside. The optional section counts the reads and writes of both.
 
 
 # %% [markdown]
@@ -456,8 +464,7 @@ print(f"one 128 x 128 tile in float32: {128 * 128 * 4 // 1024} KiB, whatever T i
 # (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from attnlib.labs import tiling_lab
 
 tiling_lab(Q, K, V)
@@ -549,9 +556,8 @@ ref32, _ = scaled_dot_product_attention(Q32, K32, V32)
 gap32 = np.abs(tiled_attention(Q32, K32, V32, block_size=4) - ref32).max()
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
-# The last bits of these differences depend on the processor and the numpy build.
+# %% tags=["nbval-ignore-output"]
+# these last digits can differ on your computer: they depend on its processor and numpy build
 for (b, causal), (gap, same) in gaps.items():
     bits = "  (bit for bit)" if same else ""
     print(
@@ -595,7 +601,7 @@ print("exp(1) * exp(1) =", math.exp(1) * math.exp(1), "  exp(2) =", math.exp(2))
 # <details>
 # <summary>About "identical outputs"</summary>
 #
-# The lesson says FlashAttention is "a pure speed and memory win with identical outputs". The
+# The claim says FlashAttention is "a pure speed and memory win with identical outputs". The
 # mathematics is identical, and that is the important part: no approximation, no change to the
 # model. The *numbers* are equal to rounding, not identical: about $10^{-16}$ apart in float64
 # and $10^{-7}$ in float32 here, as computed above. That is far below anything a model
@@ -615,12 +621,18 @@ print("exp(1) * exp(1) =", math.exp(1) * math.exp(1), "  exp(2) =", math.exp(2))
 # attention needs $\Theta(Nd + N^2)$ accesses to HBM, FlashAttention $\Theta(N^2 d^2 / M)$,
 # for $N$ tokens, head width $d$ and $M$ numbers of fast memory.
 #
-# We count both for $N$ tokens and $d = d_k = d_v$. Plain attention reads $Q$ and $K$, writes
-# $S$, reads it back for the softmax, writes the weights $P$, reads them and $V$, writes $O$:
-# $4N^2 + 4Nd$ numbers. Tiled attention (our loop order: a block of $B$ queries stays in fast
-# memory while the key blocks stream past) reads $Q$ once and writes $O$ once, but reads all of
-# $K$ and $V$ once per query block: $2Nd + (N/B) \cdot 2Nd$. The second count, taken from the
-# tiles `tiled_attention` actually computes, at $T = 1024$ in blocks of 128:
+# We count for $N$ tokens and $d = d_k = d_v$. Plain attention reads $Q$ and $K$, writes $S$,
+# reads it back for the softmax, writes the attention weights $P$, reads them and $V$, writes
+# $O$: $4N^2 + 4Nd$ numbers. Our loop order, FlashAttention-2's (Dao 2023, *FlashAttention-2:
+# Faster Attention with Better Parallelism and Work Partitioning*), keeps a block of $B$
+# queries in fast memory while the key blocks stream past: it reads $Q$ once and writes $O$
+# once, but reads all of $K$ and $V$ once per query block, $2Nd + (N/B) \cdot 2Nd$. The first
+# FlashAttention's Algorithm 1 runs the loops the other way round: each block of keys and
+# values is read once, and for each one every query block, with its partial output, is read
+# and written back, $2Nd + (N/B) \cdot 3Nd$ (leaving out the running $m$ and $\ell$, $2N$
+# numbers per pass). Both are $\Theta(N^2 d^2 / M)$; FlashAttention-2's order moves less and
+# lets each query block run on its own. The FlashAttention-2 count, taken from the tiles
+# `tiled_attention` actually computes, at $T = 1024$ in blocks of 128:
 
 
 # %%
@@ -631,8 +643,13 @@ def moved_plain(N, d):
 
 
 def moved_tiled(N, d, B):
-    """Q in and O out once; K and V in once per query block of B rows."""
+    """FlashAttention-2's order: Q in and O out once; K and V in once per query block."""
     return 2 * N * d + (N // B) * 2 * N * d
+
+
+def moved_fa1(N, d, B):
+    """FlashAttention-1's order: K and V in once; Q in, O in and out, once per key block."""
+    return 2 * N * d + (N // B) * 3 * N * d
 
 
 moved = 0
@@ -643,14 +660,20 @@ for step in tiled_attention_steps(Qb, Kb, Vb, block_size=128):
     moved += n_rows * 64 * step.last  # and its output goes out
 print(f"tiled, counted tile by tile: {moved:,} numbers; formula: {moved_tiled(1024, 64, 128):,}")
 
-print(f"\n{'N':>8} {'plain':>16} {'tiled, B = 128':>16} {'plain / tiled':>14}")
+print(f"\n{'N':>8} {'plain':>16} {'FA-2 order':>16} {'FA-1 order':>16} {'plain / FA-2':>13}")
 for N in (1024, 8192, 131072):
-    plain, tiled = moved_plain(N, 64), moved_tiled(N, 64, 128)
-    print(f"{N:>8,} {plain:>16,} {tiled:>16,} {plain / tiled:>14.2f}")
+    plain, tiled, fa1 = moved_plain(N, 64), moved_tiled(N, 64, 128), moved_fa1(N, 64, 128)
+    print(f"{N:>8,} {plain:>16,} {tiled:>16,} {fa1:>16,} {plain / tiled:>13.2f}")
+flops = 4 * 131072**2 * 64  # Q K^T and A V, 2 FLOPs per multiply-add
+print(
+    f"FLOPs per number moved at N = 131,072: plain {flops / moved_plain(131072, 64):.0f},", end=" "
+)
+print(f"FA-2 order {flops / moved_tiled(131072, 64, 128):.0f}")
 
 
 # %% [markdown]
-# Both counts still grow like $N^2$, but tiling moves $d/(2B)$ as much, here about a quarter:
+# Both counts still grow like $N^2$, but tiling moves $d/(2B)$ as much, here about a quarter,
+# and does about $2B$ FLOPs per number moved instead of $d$:
 # the $N^2$ matrices never travel, only $K$ and $V$, once per query block. How large $B$ can be
 # is set by the fast memory: a query block, its running output, a key block, a value block and
 # one tile must fit, about $4Bd + B^2 \le M$ numbers, so $B$ grows with $M/d$, and
@@ -676,8 +699,7 @@ for N in (1024, 8192, 131072):
 # </details>
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 seconds = {name: np.full(len(sizes), np.inf) for name in methods}
 for _ in range(5):
     for i, T in enumerate(sizes):
@@ -700,8 +722,7 @@ for i, T in enumerate(sizes):
 # straight line of slope $p$. The dashed grey lines have slope exactly 2.
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(6.5, 4))
 for name, marker in (("plain", "o"), ("tiled", "s")):
     ax.loglog(sizes, 1e3 * seconds[name], marker=marker, label=f"{name} attention")
@@ -723,12 +744,11 @@ plt.show()
 # The slope is the exponent $p$; we fit it by least squares on the logarithms. (The step from
 # 256 to 512 is often steeper than 4x: a $256 \times 256$ float32 matrix, 256 KiB, fits in the
 # processor's cache, a larger one travels to and from main memory, which costs more per entry.)
-# The fitted values change a little from run to run, so what the notebook checks is a
-# tolerance: an exponent near 1 or near 3 would fail it.
+# A clock is noisy, so the fitted value changes a little from run to run; rounded to a whole
+# number it is 2.
 
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 exponents = {name: np.polyfit(np.log(sizes), np.log(secs), 1)[0] for name, secs in seconds.items()}
 for name, p in exponents.items():
     print(f"{name}: fitted exponent p = {p:.2f}")
@@ -736,7 +756,7 @@ for name, p in exponents.items():
 
 # %%
 for name, p in exponents.items():
-    print(f"{name} attention: time grows like T^p, p close to 2 (1.5 < p < 2.5):", 1.5 < p < 2.5)
+    print(f"{name} attention: time grows like T^{round(p)} (the fitted p, rounded)")
 
 
 # %% [markdown]
@@ -795,13 +815,13 @@ for T in (2048, 8192):
 
 
 # %% [markdown]
-# ### The backward pass keeps one number per row, not the $T \times T$ weights
+# ### The backward pass keeps one number per row, not the $T \times T$ attention weights
 #
-# Training needs the gradient, and the gradient of attention needs the weights $A$ (notebook 11
+# Training needs the gradient, and the gradient of attention needs the attention weights $A$ (notebook 11
 # derives it). Storing $A$ would bring the $T^2$ memory back. FlashAttention stores instead,
 # for each query row, one number from the forward pass: the **log-sum-exp**
 # $L_i = m_i + \log \ell_i = \log \sum_j e^{s_{ij}}$. From it the backward pass recomputes any
-# tile of weights exactly, $A_{ij} = e^{s_{ij} - L_i}$, from a tile of scores that it
+# tile of attention weights exactly, $A_{ij} = e^{s_{ij} - L_i}$, from a tile of scores that it
 # recomputes too ($Q_i K_j^\top / \sqrt{d_k}$): more arithmetic, $T$ numbers of memory instead
 # of $T^2$, and far less traffic. On our 12 tokens:
 

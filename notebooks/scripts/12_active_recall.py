@@ -18,10 +18,10 @@
 #
 # Reading a worked answer feels like understanding; producing the answer yourself is what makes
 # it stay. This notebook asks 18 questions across notebooks 01 to 11 and checks your answers.
-# Questions 1 to 7 are the six active-recall questions of a common lesson text (its fourth
-# question has two parts, here 4 and 5; its third asks you to derive $\mathrm{Var}(q \cdot k)
-# = d_k$, here checked step by step). Question 8 comes from a second lesson text; the others
-# come from the later chapters.
+# Questions 1 to 7 are six classic active-recall questions on attention (the fourth has two
+# parts, here 4 and 5; the third asks you to derive $\mathrm{Var}(q \cdot k) = d_k$, here
+# checked step by step). Question 8 is another classic; the others come from the later
+# chapters.
 #
 # **Learning goals.** After this notebook you can
 #
@@ -51,7 +51,7 @@ from attnlib.exercises import recall
 np.set_printoptions(precision=4, suppress=True)
 
 # %% [markdown]
-# ## From the lesson text
+# ## Classic questions
 
 # %% [markdown]
 # ### Question 1: every shape of one head
@@ -241,7 +241,7 @@ var_score = 64 * 0.5**2 * 3.0**2  # d_k terms of variance sigma_q^2 sigma_k^2
 recall.scale_denominator.check_solution(np.sqrt(var_score))
 
 # %% [markdown]
-# ## From a second lesson text
+# ## Another classic
 
 # %% [markdown]
 # ### Question 8: the variance of a product

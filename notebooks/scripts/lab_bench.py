@@ -80,8 +80,7 @@ body[data-voila] .jp-MarkdownCell .jp-RenderedMarkdown code { font-size: 0.9em; 
 # subtract the row maximum first, so nothing overflows either way (notebook 05). The scale keeps
 # the scores' variance near 1, so the softmax stays in the range where it still has a gradient.
 
-# %%
-# NBVAL_SKIP
+# %% tags=["nbval-skip"]
 saturation_lab(present=True)
 
 # %% [markdown]
@@ -109,8 +108,7 @@ saturation_lab(present=True)
 # hatched bars), so changing a future token changes the outputs of the past (notebook 06 shows
 # it with numbers).
 
-# %%
-# NBVAL_SKIP
+# %% tags=["nbval-skip"]
 masking_lab(present=True)
 
 # %% [markdown]
@@ -135,8 +133,7 @@ masking_lab(present=True)
 # attention; grouped-query attention (several K/V heads) keeps most of the quality at a fraction
 # of the memory, which is why large decoders use it.
 
-# %%
-# NBVAL_SKIP
+# %% tags=["nbval-skip"]
 gqa_lab(present=True)
 
 # %% [markdown]
@@ -165,8 +162,7 @@ gqa_lab(present=True)
 # positions and can read no further; ALiBi was designed to run past the length it was trained
 # on.
 
-# %%
-# NBVAL_SKIP
+# %% tags=["nbval-skip"]
 positions_lab(present=True)
 
 # %% [markdown]
@@ -189,8 +185,7 @@ positions_lab(present=True)
 # plain attention up to floating-point rounding (notebook 10 checks it), with memory linear
 # in $T$ instead of quadratic.
 
-# %%
-# NBVAL_SKIP
+# %% tags=["nbval-skip"]
 tiling_lab(present=True)
 
 # %% [markdown]
@@ -217,8 +212,7 @@ tiling_lab(present=True)
 # rounding). That is all the scale does: it keeps the spread of the scores the same at every
 # $d_k$, so one standard initialisation and step size work at every width.
 
-# %%
-# NBVAL_SKIP
+# %% tags=["nbval-skip"]
 gradient_lab(present=True)
 
 # %% [markdown]
@@ -244,6 +238,5 @@ gradient_lab(present=True)
 # large weight is not a large contribution (in the head it examines, `[CLS]` has the largest
 # weight but its short value vector adds less than *animal*).
 
-# %%
-# NBVAL_SKIP
+# %% tags=["nbval-skip"]
 trained_attention_lab(present=True)

@@ -27,8 +27,7 @@
 # Served by `python -m voila notebooks/lab_slides.ipynb` (README, "For instructors"). Each lab
 # slide's notes are its lab card from the lab bench (`lab_bench`); press S for the speaker view.
 
-# %% slideshow={"slide_type": "skip"}
-# NBVAL_SKIP
+# %% slideshow={"slide_type": "skip"} tags=["nbval-skip"]
 from attnlib.labs import (
     gqa_lab,
     gradient_lab,
@@ -44,8 +43,7 @@ from attnlib.labs import (
 #
 # "We divide the scores by $\sqrt{d_k}$. What would go wrong without it?"
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_SKIP
+# %% slideshow={"slide_type": "-"} tags=["nbval-skip"]
 saturation_lab()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -76,8 +74,7 @@ saturation_lab()
 # "When the model reads *it*, which words may it look at, and how do we forbid the
 # others?"
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_SKIP
+# %% slideshow={"slide_type": "-"} tags=["nbval-skip"]
 masking_lab()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -111,8 +108,7 @@ masking_lab()
 # "While a model generates text it keeps every past token's K and V. How much memory is
 # that, and how do models cut it?"
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_SKIP
+# %% slideshow={"slide_type": "-"} tags=["nbval-skip"]
 gqa_lab()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -143,8 +139,7 @@ gqa_lab()
 # "Attention alone cannot tell 'dog bites man' from 'man bites dog'. How do models put the order
 # back?"
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_SKIP
+# %% slideshow={"slide_type": "-"} tags=["nbval-skip"]
 positions_lab()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -178,8 +173,7 @@ positions_lab()
 #
 # "Can we compute attention without ever storing the whole $T \times T$ score matrix?"
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_SKIP
+# %% slideshow={"slide_type": "-"} tags=["nbval-skip"]
 tiling_lab()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -207,8 +201,7 @@ tiling_lab()
 #
 # "Saturation makes the gradient small. Does that really stop a model from learning?"
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_SKIP
+# %% slideshow={"slide_type": "-"} tags=["nbval-skip"]
 gradient_lab()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
@@ -240,8 +233,7 @@ gradient_lab()
 #
 # "Does a real model's attention look like our toy examples?"
 
-# %% slideshow={"slide_type": "-"}
-# NBVAL_SKIP
+# %% slideshow={"slide_type": "-"} tags=["nbval-skip"]
 trained_attention_lab()
 
 # %% [markdown] slideshow={"slide_type": "notes"}
