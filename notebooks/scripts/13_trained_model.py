@@ -27,7 +27,8 @@
 # 2. recompute a trained layer's attention by hand and match the model;
 # 3. test a claim about a head by computation: chosen on some sentences, tested on others,
 #    against chance, and removed to see what changes; and say why a map does not explain;
-# 4. compare the trained scores' spread and saturation with notebooks 02 and 04;
+# 4. say how far the spread and saturation that notebooks 02 and 04 predict hold in a trained
+#    model (measured in the optional section);
 # 5. show that the padding mask (notebook 06) keeps a sentence's meaning the same in any batch.
 
 # %% [markdown]
@@ -130,17 +131,16 @@ fig.colorbar(ax.images[0], ax=ax, fraction=0.02, pad=0.01, label="attention weig
 plt.show()
 
 # %% [markdown]
-# *Figure:* The 72 heads' maps, 6 layer rows by 12 head columns: many put most weight in the first
-# column, on `[CLS]`; some are sharp diagonal stripes; others are diffuse. In a stripe each token
-# attends to its neighbour (layer 0, head 2; more below).
+# *Figure:* The 72 heads' maps, 6 layer rows by 12 head columns: many put most of their
+# attention in the first column, on `[CLS]`; some are sharp diagonal stripes; others are
+# diffuse. In a stripe each token attends to its neighbour (layer 0, head 2; more below).
 #
 # ## Where does "it" look?
 #
-# Answered by computation, not by picking a pretty picture. For every head, the attention weight
-# of the query *it* on *animal* minus its weight on *street* is the head's **preference**; its
-# preference in "tired" minus its preference in "wide" is its **shift**. A head that follows the
-# referent prefers *animal* in "tired" and *street* in "wide": its shift is positive. Where does
-# each head stand among all 72?
+# Answered by computation, not by picking a pretty picture. A head's **preference** is the
+# attention weight of the query *it* on *animal* minus its weight on *street*; its **shift** is
+# its preference in "tired" minus in "wide". A head that follows the referent prefers *animal*
+# in "tired" and *street* in "wide": its shift is positive.
 
 # %%
 it, animal, street = tokens.index("it"), tokens.index("animal"), tokens.index("street")
@@ -151,141 +151,107 @@ def preference(W, it, first, second):  # weight of `it` on the first noun minus 
 
 
 shift = preference(W_tired, it, animal, street) - preference(W_wide, it, animal, street)
-by_shift = [tuple(map(int, np.unravel_index(k, shift.shape))) for k in np.argsort(-shift, None)]
-low, median, p95 = np.percentile(shift, [0, 50, 95])
-print(
-    f"shift of the 72 heads: smallest {low:+.3f}, median {median:+.3f}, 95th percentile {p95:+.3f}"
-)
-for rank, (l, h) in enumerate(by_shift[:4], start=1):
-    print(f"  rank {rank}: layer {l}, head {h}   shift {shift[l, h]:+.3f}")
+by_shift = [divmod(int(k), 12) for k in np.argsort(-shift, axis=None)]  # (layer, head)
+print(f"shift of the 72 heads: median {np.median(shift):+.3f}, 95th percentile", end=" ")
+print(f"{np.percentile(shift, 95):+.3f}; the largest:")
+print(", ".join(f"layer {l}, head {h} {shift[l, h]:+.3f}" for l, h in by_shift[:4]))
 
 # %% [markdown]
-# Three heads stand far above the rest: layer 3, head 1 moves by 0.45 of its attention, layer
-# 4, head 0 and layer 5, head 11 by 0.16, where 95% of the heads move by 0.10 or less. But
-# they were *chosen on this pair*, and among 72 heads some top any list by luck. A head that
-# follows the referent must also shift on sentences it was not chosen on.
+# Three heads stand far above the rest: layer 3, head 1 moves 0.45 of its attention, layer 4,
+# head 0 and layer 5, head 11 about 0.16, where 95% of the heads move 0.10 or less. But they
+# were *chosen on this pair*, and of 72 heads some top any list by luck. A head that follows
+# the referent must also shift on sentences it was not chosen on.
 #
 # ### Chosen on some pairs, tested on others
 #
-# The test needs more pairs of the same kind: `examples.WINOGRAD_PAIRS` holds this one and
-# fifteen classic *Winograd schemas* (Levesque, Davis and Morgenstern, 2012), sentence pairs
-# built so that one word moves the referent and only reasoning about the world tells which noun
-# is meant: "The trophy didn't fit into the suitcase because it was too **big**" (the trophy) or
-# "**small**" (the suitcase). `referent_shifts` computes the shift above for every pair and
-# head, and `head_ranks` ranks the 72 heads of each pair (1 = the largest shift). The rule,
-# fixed before looking: choose the three heads with the best mean rank on the odd-numbered
-# pairs, test them on the even-numbered ones, then the other way round. If a head follows the
-# referent, it ranks high on the pairs it was not chosen on; if its choice was luck, it does
-# there what a head picked at random does.
+# `examples.WINOGRAD_PAIRS` holds this pair and fifteen classic *Winograd schemas* (Levesque,
+# Davis and Morgenstern, 2012): pairs in which one word moves the referent and only knowledge
+# of the world tells which noun is meant, as in "The trophy didn't fit into the suitcase because
+# it was too **big**" (the trophy) or "**small**" (the suitcase). `referent_shifts` computes the
+# shift of every head on every pair, `head_ranks` ranks the 72 heads of each pair (1 = the
+# largest shift). The rule, fixed before looking: choose the three heads of best mean rank on
+# the odd-numbered pairs and test them on the even-numbered ones, then the other way round. A
+# head that follows the referent ranks high where it was not chosen; a lucky one does what a
+# head picked at random does.
 
 # %%
-from attnlib.pretrained.referents import head_percentiles, head_ranks, referent_shifts
+from attnlib.pretrained.referents import head_ranks, referent_shifts
 
 pairs = examples.WINOGRAD_PAIRS
-for k in range(0, 16, 4):
-    print("   ".join(f"{k + j + 1:2d} {pairs[k + j][0]:<17}" for j in range(4)))
+for half in (pairs[:8], pairs[8:]):
+    print(", ".join(f"{name}" for name, *_ in half))
 shifts = referent_shifts(model, pairs)  # (16 pairs, 6 layers, 12 heads); pair 1 as above
 ranks = head_ranks(shifts)  # 1 = the largest shift among the pair's 72 heads
-
 odd, even = np.arange(0, 16, 2), np.arange(1, 16, 2)  # pairs 1, 3, ..., 15 and 2, 4, ..., 16
-chosen, beaten = {}, []  # (layer, head) -> the pairs it is tested on; heads it beats there
+chosen = {}  # (layer, head) -> the pairs it is tested on
 for choose, test in ((odd, even), (even, odd)):
-    mean_rank = ranks[choose].mean(axis=0)  # (layers, heads): where the heads are chosen
-    on_test = ranks[test].mean(axis=0)  # every head's mean rank on the other half
-    print(f"chosen on pairs {', '.join(str(k + 1) for k in choose)} (mean rank there);")
-    print(f"{'ranks on pairs':>29}" + "".join(f"{k + 1:4d}" for k in test))
-    for k in np.argsort(mean_rank, axis=None, kind="stable")[:3]:
-        l, h = divmod(int(k), 12)
-        chosen[l, h] = test
-        better = (on_test > on_test[l, h]).sum()  # heads with a worse mean rank
-        beaten.append(better)
-        print(
-            f"  L{l} H{h:<2} ({mean_rank[l, h]:4.1f} where chosen):"
-            f"{''.join(f'{r:4d}' for r in ranks[test, l, h])}   mean {on_test[l, h]:4.1f},"
-            f" beats {better} of 72"
-        )
+    mean_rank, on_test = ranks[choose].mean(axis=0), ranks[test].mean(axis=0)  # (6, 12) each
     low, high = np.percentile(on_test, [2.5, 97.5])
-    print(
-        f"  a head picked at random: mean rank {np.median(on_test):.1f} ({low:.1f} to {high:.1f}",
-        end="",
-    )
-    print(" for the middle 95% of the 72 heads)")
-print(f"the six chosen heads beat {np.mean(beaten):.1f} of the 72 heads on average where tested")
+    print(f"tested on pairs {test + 1}; a random head's mean rank there: {low:.0f} to {high:.0f}")
+    for l, h in [divmod(int(k), 12) for k in np.argsort(mean_rank, axis=None, kind="stable")[:3]]:
+        chosen[l, h] = test
+        print(f"  layer {l}, head {h:<2} ranks {ranks[test, l, h]}  mean {on_test[l, h]:4.1f}")
 
 # %% [markdown]
-# On the pairs they were not chosen on, the six heads do what a head picked at random does:
-# their mean ranks there lie inside the middle 95% of all 72 heads', and on average they beat
-# half of the 72 heads, as a random head does. Layer 5, head 11 comes closest to a pattern,
-# in the top six on five of its eight test pairs, but last or nearly last on two. The three
-# heads of "tired / wide" fare no better on the fifteen other pairs (the optional section
-# prints every rank and percentile): layer 3, head 1, first on animal/street, is also first on
-# fish/worm and truck/bus, but last on five pairs, and first on the control pair
-# "tired / scared", where the referent does not change at all. On trophy/suitcase, the pair
-# that needs reasoning, no head shifts by more than 0.04.
+# On the pairs they were not chosen on, the six heads do what a head picked at random does: each
+# mean rank lies inside the range of 95% of the 72 heads. Layer 5, head 11 comes closest to a
+# pattern, in the top six on four of its eight test pairs, but last or nearly last on two. The
+# three heads of "tired / wide" fare no better on the fifteen other pairs (the optional section
+# prints every rank and percentile): layer 3, head 1 is also first on fish/worm and truck/bus,
+# last on five pairs, and first on the control "tired / scared", whose referent does not change
+# at all. On trophy/suitcase, the pair that needs reasoning, no head shifts by more than 0.04.
 #
 # ### Remove a head: what changes in "it"?
 #
-# A shift is a correlation: the attention moved. The causal test removes a head, setting its
-# output to zero before $W_O$ (`head_mask` of `model.run`; Michel et al., 2019, *Are Sixteen
-# Heads Really Better than One?*), and measures what the model's output for *it* becomes. As a
-# measure, how much the last vector of *it* leans towards the referent: its cosine with
-# *animal* minus its cosine with *street*, in "tired" minus in "wide" (`leanings`, for every
-# pair). First the whole model, then without layer 3, head 1, then without each head in turn
+# A shift is a correlation. The causal test removes a head, its output set to zero before $W_O$
+# (`head_mask`; Michel et al., 2019, *Are Sixteen Heads Really Better than One?*), and measures
+# what becomes of *it* in the model's output: how much the last vector of *it* **leans** towards
+# the referent, its cosine with *animal* minus with *street*, in "tired" minus in "wide"
+# (`leanings`, for every pair). Then without layer 3, head 1, and without each head in turn
 # (`ablated_leanings`):
 
 # %%
 from attnlib.pretrained.referents import ablated_leanings, leanings
 
-lean = leanings(model, pairs)  # (7 hidden states, 16 pairs): layer 0's input ... last output
-print("leaning of 'it', last layer, pairs 1-8: ", " ".join(f"{x:+.2f}" for x in lean[-1, :8]))
-print("                              pairs 9-16:", " ".join(f"{x:+.2f}" for x in lean[-1, 8:]))
+lean = leanings(model, pairs)[-1]  # (16,): the last layer's output
 print(
-    f"pairs leaning the right way: {(lean[-1] > 0.01).sum()}, the wrong way {(lean[-1] < -0.01).sum()}"
+    "leaning of 'it', pairs 1-8: ",
+    lean[:8].round(2),
+    "\n                 pairs 9-16:",
+    lean[8:].round(2),
 )
-print(
-    "animal/street, by hidden state (input of layer 0 ... output of layer 5):", lean[:, 0].round(2)
-)
-
 mask = np.ones((6, 12))
 mask[3, 1] = 0  # remove layer 3, head 1
 without = leanings(model, pairs[:1], head_mask=mask)[-1, 0]
-print(f"animal/street: {lean[-1, 0]:+.3f} with every head, {without:+.3f} without layer 3, head 1")
-change = ablated_leanings(model, pairs[:1])[..., 0] - lean[-1, 0]  # (layers, heads)
-drops = np.argsort(change, axis=None)  # the most negative change first
-for l, h in [by_shift[0], by_shift[1], by_shift[2]]:
-    print(
-        f"  without layer {l}, head {h:<2}: {change[l, h]:+.3f}  (rank {np.flatnonzero(drops == l * 12 + h)[0] + 1} of 72 drops)"
-    )
-print("the three largest drops, and the token 'it' looks at most there (tired / wide):")
-for k in drops[:3]:
-    l, h = divmod(int(k), 12)
+print(f"animal/street: {lean[0]:+.3f}, without layer 3, head 1: {without:+.3f}")
+change = ablated_leanings(model, pairs[:1])[..., 0] - lean[0]  # (6, 12): without each head
+drops = [divmod(int(k), 12) for k in np.argsort(change, axis=None)]  # largest drop first
+print("change without the head (rank among the 72 drops); where 'it' looks most, tired / wide:")
+for l, h in by_shift[:3] + drops[:3]:
     looks = tokens[W_tired[l, h, it].argmax()], pair.tokens[1][W_wide[l, h, it].argmax()]
-    print(f"  without layer {l}, head {h:<2}: {change[l, h]:+.3f}   {looks[0]} / {looks[1]}")
+    print(
+        f"  layer {l}, head {h:<2} {change[l, h]:+.3f} ({drops.index((l, h)) + 1:2d})   {' / '.join(looks)}"
+    )
 
 # %% [markdown]
-# What the model's output shows:
+# The vector of *it* leans clearly towards its referent in one pair of sixteen, animal/street
+# (+0.16); on the others the leaning is small and goes either way. On animal/street, removing
+# layer 3, head 1 lowers it by 0.02; removing layer 4, head 0 or layer 5, head 11 *raises* it.
+# The heads whose removal lowers it most sit in layer 2, and there *it* looks at the adjective,
+# *tired* or *wide* (the leaning appears in layer 2's output, before layers 3 to 5 act: the
+# optional section prints it layer by layer). The vector of *it* moves towards *street* by
+# taking in "wide", a word that goes with streets: word association fits these numbers as well
+# as reference does.
 #
-# * The vector of *it* leans clearly towards its referent in one pair of sixteen,
-#   animal/street (+0.16). On the others the leaning is small (the largest, 0.10, the wrong way
-#   on sculpture/shelf), and beyond ±0.01 it goes the wrong way about as often as the right way.
-# * On animal/street the leaning appears in the output of layer 2, *before* the three heads of
-#   layers 3 to 5 act. Removing layer 3, head 1, the largest shift, lowers it by 0.02 of 0.16;
-#   removing layer 4, head 0 or layer 5, head 11 *raises* it.
-# * The heads whose removal lowers it most sit in layer 2, and in them *it* looks at the
-#   adjective itself, *tired* or *wide*. The vector of *it* moves towards *street* by taking in
-#   "wide", a word that goes with streets: word association fits these numbers as well as
-#   reference does.
-#
-# So as far as these 16 pairs show: in one sentence frame, the attention of *it* in a few heads
+# So, as far as these 16 pairs show: in one sentence frame, the attention of *it* in a few heads
 # moves with the adjective; no head follows the referent across pairs better than chance; and
-# the heads that move most are not what makes *it* lean towards *street*. No head here is a
-# referent tracker. The rows of *it* in layer 3, head 1 and in layer 2's head of largest drop
-# (plotting code collapsed):
+# the heads that move most are not what makes *it* lean towards *street*. The rows of *it* in
+# layer 3, head 1 and in layer 2, head 3 (plotting code collapsed):
 
 # %% jupyter={"source_hidden": true}
 fig, axes = plt.subplots(1, 2, figsize=(13, 3.6), sharey=True)
 x_pos = np.arange(T)
-for ax, (l, h) in zip(axes, [by_shift[0], divmod(int(drops[0]), 12)]):
+for ax, (l, h) in zip(axes, [by_shift[0], drops[0]]):
     ax.bar(x_pos - 0.2, W_tired[l, h, it], width=0.4, label="… too tired")
     ax.bar(x_pos + 0.2, W_wide[l, h, it], width=0.4, label="… too wide")
     labels = [f"{t_}/{u}" if t_ != u else t_ for t_, u in zip(tokens, pair.tokens[1])]
@@ -322,19 +288,16 @@ plt.show()
 # %%
 sentences = examples.SIMILARITY_SENTENCES  # the animal pair, two paraphrase pairs, one more
 corpus = model.run(sentences)  # padded to the longest sentence
-B = len(sentences)
 real = np.arange(corpus.hidden.shape[2]) < corpus.lengths[:, None]  # (B, T): not padding
-W_all = corpus.weights * real[None, :, None, :, None]  # (layers, B, heads, T, T), real queries
+W_all = corpus.weights * real[None, :, None, :, None]  # (layers, B, heads, T, T): real queries
 on_cls = W_all[..., 0].sum(-1) / corpus.lengths[:, None]  # (layers, B, heads): mean over queries
-on_sep = W_all[:, np.arange(B), :, :, corpus.lengths - 1].sum(-1).transpose(1, 0, 2)
-on_sep = on_sep / corpus.lengths[:, None]  # [SEP] is the last real token of each sentence
+on_sep = W_all[:, range(len(sentences)), :, :, corpus.lengths - 1]  # [SEP], the last real token
+on_sep = on_sep.sum(-1) / corpus.lengths[:, None, None]  # (B, layers, heads)
 print("share of attention on [CLS], per layer:", on_cls.mean(axis=(1, 2)).round(2))
-print("share of attention on [SEP], per layer:", on_sep.mean(axis=(1, 2)).round(2))
+print("share of attention on [SEP], per layer:", on_sep.mean(axis=(0, 2)).round(2))
 n_cls = (on_cls > 0.5).sum(axis=(0, 2))  # per sentence
-print(
-    f"heads with more than half on [CLS]: {n_cls.min()} to {n_cls.max()} of 72, sentence by", end=""
-)
-print(f" sentence; on [SEP]: {(on_sep > 0.5).sum(axis=(0, 2)).max()} in every sentence")
+print(f"heads with more than half on [CLS]: {n_cls.min()} to {n_cls.max()} of 72 in each", end="")
+print(f" sentence; on [SEP]: {(on_sep > 0.5).sum()}")
 
 # %% [markdown]
 # For point 3, the optional section weighs the keys of layer 4, head 0 by what they add: `[CLS]`
@@ -344,147 +307,28 @@ print(f" sentence; on [SEP]: {(on_sep > 0.5).sum(axis=(0, 2)).max()} in every se
 # <details><summary>Where that picture comes from, and what it leaves out</summary>
 #
 # The common explanation says the model "needs to look back and pull in information from
-# 'animal'" and that attention maps are "directly interpretable". The first half is the right intuition for
-# *why* attention exists. The second half goes too far: as computed above, in a real trained
-# model the attention of *it* is spread across many heads, largely parked on special tokens,
-# and follows the referent in no head across sentence pairs. Famous pictures of a head resolving *it* are real, but they
-# are chosen from many heads, in models trained for that kind of task (translation), and they
-# show weights, not contributions. Whether attention weights explain a prediction is debated in
-# the research literature (Jain and Wallace, 2019, *Attention is not Explanation*; Wiegreffe and
-# Pinter, 2019, *Attention is not not Explanation*). Use maps to form hypotheses, then test them
-# by computation, as this notebook did.
+# 'animal'" and that attention maps are "directly interpretable". The first half is the right
+# intuition for *why* attention exists. The second half goes too far: as computed above, in a
+# real trained model the attention of *it* is spread across many heads, largely parked on
+# special tokens, and follows the referent in no head across sentence pairs. Famous pictures of
+# a head resolving *it* are real, but they are chosen from many heads, in models trained for
+# that kind of task (translation), and they show attention weights, not contributions. Whether
+# attention weights explain a prediction is debated in the research literature (Jain and
+# Wallace, 2019, *Attention is not Explanation*; Wiegreffe and Pinter, 2019, *Attention is not
+# not Explanation*). Use maps to form hypotheses, then test them by computation, as this
+# notebook did.
 #
 # </details>
 #
-# ## Theory meets practice: the spread of the scores
+# ## Theory meets practice, in brief
 #
-# Notebook 02: for unit-variance entries, $q \cdot k$ has standard deviation $\sqrt{d_k}$, here
-# $\sqrt{32} \approx 5.66$, and the scale brings it to 1. Trained vectors owe nothing to that
-# assumption. The raw scores of every head on seven sentences, within each query's row (the
-# softmax ignores a constant added to a row), real tokens only:
-
-# %%
-from attnlib import split_heads
-
-keys = real[None, :, None, None, :]  # (1, B, 1, 1, T): real keys, for every layer and head
-both = real[None, :, None, :, None] & keys  # a real query and a real key
-raw = []  # per layer: (B, H, T, T), q . k of every head, not yet scaled
-for X_l, w_l in zip(corpus.hidden, model.layers):
-    raw.append(split_heads(X_l @ w_l.W_Q + w_l.b_Q, H) @ split_heads(X_l @ w_l.W_K + w_l.b_K, H).mT)
-raw = np.array(raw, dtype=np.float64)  # (layers, B, H, T, T)
-centred = raw - np.sum(raw * keys, axis=-1, keepdims=True) / keys.sum(axis=-1, keepdims=True)
-raw_std = np.sqrt(np.sum(centred**2 * both, axis=(1, 3, 4)) / both.sum())  # (layers, heads)
-print(f"std of the raw scores within a query's row, over the 72 heads (theory {np.sqrt(32):.2f}):")
-for label, v in [("raw", raw_std), ("scaled", raw_std / np.sqrt(d_head))]:
-    low, mid, high = v.min(), np.median(v), v.max()
-    print(f"  {label:<7} smallest {low:5.2f}   median {mid:5.2f}   largest {high:5.2f}")
-print(f"heads with raw std above sqrt(d_head): {(raw_std > np.sqrt(d_head)).sum()} of 72")
-
-# %% [markdown]
-# (Plotting code collapsed.)
-
-# %% jupyter={"source_hidden": true}
-L = c.n_layers
-fig, ax = plt.subplots(figsize=(8, 3.6))
-jitter = (np.arange(H) - (H - 1) / 2) * 0.04
-ax.scatter((np.arange(L)[:, None] + jitter).ravel(), raw_std.ravel(), s=18)
-ax.axhline(
-    np.sqrt(d_head), color="crimson", linestyle="--", label=r"theory: $\sqrt{d_{head}} = 5.66$"
-)
-ax.set_yscale("log")
-ticks = [
-    t_ for t_ in (1, 2, 4, 6, 10, 20, 40, 60) if raw_std.min() / 1.5 < t_ < raw_std.max() * 1.5
-]
-ax.set_yticks(ticks, [f"{t_:g}" for t_ in ticks])
-ax.minorticks_off()
-ax.set_xlabel("layer (one dot per head)")
-ax.set_ylabel("std of q.k within a row")
-right_axis = ax.secondary_yaxis(
-    "right", functions=(lambda y: y / np.sqrt(d_head), lambda y: y * np.sqrt(d_head))
-)
-right_axis.set_ylabel(r"after the scale $1/\sqrt{32}$")
-ax.legend(loc="upper right")
-ax.grid(alpha=0.3)
-plt.show()
-
-# %% [markdown]
-# *Figure:* One dot per head, by layer: the standard deviation of $q \cdot k$ in a row (log scale)
-# against the theory's dashed line at 5.66; most dots lie above it.
-#
-# The theory gets the order of magnitude right, and after the scale most heads sit between
-# about 1 and 3. But most trained heads spread *more* than $\sqrt{32}$: training made queries
-# and keys point at each other, for sharper choices. One head stands out at ten times the
-# theory: layer 0, head 2.
-#
-# ## Do trained heads saturate?
-#
-# Notebook 04's measure, a row's **entropy** $H(a) = -\sum_j a_j \ln a_j$ ($\ln T$ uniform, 0
-# one-hot), for every real row of every head, with the model's scale and, as a thought
-# experiment, without it (the same trained $q$ and $k$):
-
-# %%
-queries, top = np.broadcast_to(real[:, None, :], raw.shape[:-1]), {}  # real query rows
-for label, scale in [("with the scale (model)", 1 / np.sqrt(d_head)), ("scale removed", 1.0)]:
-    a = softmax(scale * raw, mask=keys)[queries]  # (rows, T): every real row of every head
-    entropy = -(a * np.log(np.where(a > 0, a, 1.0))).sum(axis=-1)  # with 0 ln 0 = 0
-    top[label] = a.max(axis=-1)
-    sharp = (top[label] > 0.9).mean()
-    print(f"{label:<23} mean entropy {entropy.mean():.2f}, max weight > 0.9: {sharp:.1%}")
-uniform = np.mean(np.log(corpus.lengths))  # ln T, averaged over the sentences
-print(f"rows: {len(a):,}; uniform rows would have a mean entropy of {uniform:.2f}")
-spread = 12 / np.sqrt(d_head)  # question 2 below: raw std 12, scaled
-rows_ = softmax(np.random.default_rng(0).normal(scale=spread, size=(100_000, 15)))
-print(f"random rows of 15 scores of spread {spread:.1f}: median largest weight", end=" ")
-print(f"{np.median(rows_.max(axis=-1)):.2f}")
-
-# %% [markdown]
-# (Plotting code collapsed.)
-
-# %% jupyter={"source_hidden": true}
-fig, ax = plt.subplots(figsize=(8, 3.4))
-bins = np.linspace(0, 1, 41)
-for label, largest in top.items():
-    ax.hist(largest, bins=bins, histtype="step", lw=2, label=label)
-ax.set_yscale("log")
-ax.set_xlabel("largest weight in a row (1 = one-hot, saturated)")
-ax.set_ylabel("rows (log scale)")
-ax.legend(loc="upper center")
-plt.show()
-
-# %% [markdown]
-# *Figure:* Histograms of each row's largest weight, with the model's scale and with it removed
-# (counts on a log scale); without the scale most rows pile up at 1, one-hot.
-#
-# With the scale, the typical row is neither uniform nor one-hot (entropy about half of
-# $\ln T$), and only a minority put more than 0.9 on one key. Without it the same trained scores
-# would saturate most rows, as notebook 04 predicts (a model trained without the scale would have
-# learned smaller $q$ and $k$, fighting saturated gradients on the way). Yet some rows are
-# saturated *with* the scale. The sharpest head:
-
-# %%
-mean_max = W_tired.max(axis=-1).mean(axis=-1)  # (layers, heads): mean largest weight of a row
-l_sat, h_sat = np.unravel_index(np.argmax(mean_max), mean_max.shape)
-print(
-    f"sharpest head: layer {l_sat}, head {h_sat}; mean largest weight {mean_max[l_sat, h_sat]:.4f}"
-)
-for i, j in enumerate(W_tired[l_sat, h_sat].argmax(axis=-1)):
-    print(f"{tokens[i]:>8} -> {tokens[j]:<10}{W_tired[l_sat, h_sat, i, j]:.4f}")
-n_previous, n_tokens, smallest = 0, 0, 1.0  # over the seven sentences
-for b, n in enumerate(corpus.lengths):
-    rows_ = corpus.weights[l_sat, b, h_sat, 1:n, :n]  # the queries after [CLS], the real keys
-    n_previous += (rows_.argmax(axis=-1) == np.arange(n - 1)).sum()
-    n_tokens += n - 1
-    smallest = min(smallest, rows_[np.arange(n - 1), np.arange(n - 1)].min())
-print(f"seven sentences: {n_previous} of {n_tokens} tokens after [CLS] look most at the previous")
-print(f"token, with a weight of at least {smallest:.3f}")
-
-# %% [markdown]
-# Layer 0, head 2 is a **previous-token head**: in each of the seven sentences, every token
-# after `[CLS]` puts (almost) all its attention on the token before it. Training made it
-# saturated: a hard positional rule, learned, that only the position vectors added before layer
-# 0 make possible. So: most trained heads stay in the
-# soft, trainable range $1/\sqrt{d_k}$ was meant to keep them in, and a few learn to saturate,
-# because for them a one-hot choice is the right answer.
+# Notebook 02 predicted that raw scores spread by $\sqrt{d_k}$, here $\sqrt{32} \approx 5.66$,
+# and notebook 04 that without the scale rows saturate. The optional section measures both on
+# the seven sentences: most heads' raw scores spread *more* than 5.66 (training made queries and
+# keys point at each other, for sharper choices); with the scale the typical row is neither
+# uniform nor one-hot, and without it most rows would saturate; and a few heads learn to
+# saturate with the scale, such as layer 0, head 2, which puts all its attention on the previous
+# token.
 #
 # ## The padding mask at work
 #
@@ -592,8 +436,8 @@ trained_attention_lab(model, tired, layer=by_shift[0][0], head=by_shift[0][1])
 #    $(d_{model}, d_k)$.
 # 2. $12 / \sqrt{32} \approx 2.1$. That is sharper than the theory's 1 but far from saturated:
 #    over 15 keys, random rows with that spread give the top key a median weight of 0.46 (the
-#    line under the entropy table), a plurality, not a majority. Without the scale, spread 12
-#    would saturate most rows.
+#    optional section computes it under its entropy table), a plurality, not a majority.
+#    Without the scale, spread 12 would saturate most rows.
 # 3. Pooling only averages the last layer's vectors over the real tokens. But in every layer
 #    the real tokens *attend* to the padded keys when there is no mask, so the vectors being
 #    averaged are already contaminated: the embedding of a short sentence changes with the
@@ -667,46 +511,185 @@ print(f"per layer: attention {attn_params:,} parameters, feed-forward {ffn_param
 print(f"the feed-forward block's share: {ffn_params / (attn_params + ffn_params):.3f}")
 
 # %% [markdown]
-# ### Every candidate head's rank, pair by pair
+# ### Theory meets practice: the spread of the scores
 #
-# The ranks behind "Chosen on some pairs, tested on others", for the three heads of
-# "tired / wide" and the six chosen by the rule, with each pair's largest shift and its 95th
-# percentile over the 72 heads; the percentile of a rank $r$ is the share of the other 71 heads
-# it beats, $(72 - r)/71$ when there are no ties. A star marks a pair the head was chosen on.
-# The last line is the control, "tired / scared", whose referent does not change.
+# Notebook 02: for unit-variance entries, $q \cdot k$ has standard deviation $\sqrt{d_k}$, here
+# $\sqrt{32} \approx 5.66$, and the scale brings it to 1. Trained vectors owe nothing to that
+# assumption. The raw scores of every head on seven sentences, within each query's row (the
+# softmax ignores a constant added to a row), real tokens only:
 
 # %%
-candidates = list(dict.fromkeys(by_shift[:3] + list(chosen)))
-print(
-    f"{'pair':<18}{'largest':>8}{'95th':>7} " + "".join(f"{f'L{l}H{h}':>7}" for l, h in candidates)
-)
-control = referent_shifts(model, [examples.REFERENT_CONTROL])
-for k, name in enumerate([name for name, *_ in pairs] + ["control"]):
-    row = shifts[k] if k < len(pairs) else control[0]
-    rank = head_ranks(row)
-    cells = ""
-    for l, h in candidates:
-        star = (
-            "*"
-            if (k == 0 and (l, h) in by_shift[:3])
-            or (k < 16 and k not in chosen.get((l, h), range(16)))
-            else " "
-        )
-        cells += f"{rank[l, h]:>6d}{star}"
-    print(f"{name:<18}{row.max():>+8.3f}{np.percentile(row, 95):>+7.3f} " + cells)
-percentiles = head_percentiles(shifts)  # (16, 6, 12): the share of the other 71 heads beaten
-print("mean percentile on the pairs not chosen on:", end=" ")
-print(
-    ", ".join(f"L{l}H{h} {percentiles[test, l, h].mean():.0%}" for (l, h), test in chosen.items())
-)
-others = np.arange(1, 16)  # the heads of "tired / wide", on the 15 other pairs
-print("mean percentile on pairs 2-16:", end=" ")
-print(", ".join(f"L{l}H{h} {percentiles[others, l, h].mean():.0%}" for l, h in by_shift[:3]))
-print(f"a head picked at random: {np.median(percentiles[others].mean(axis=0)):.0%} (median of 72)")
+from attnlib import split_heads
+
+keys = real[None, :, None, None, :]  # (1, B, 1, 1, T): real keys, for every layer and head
+both = real[None, :, None, :, None] & keys  # a real query and a real key
+raw = []  # per layer: (B, H, T, T), q . k of every head, not yet scaled
+for X_l, w_l in zip(corpus.hidden, model.layers):
+    raw.append(split_heads(X_l @ w_l.W_Q + w_l.b_Q, H) @ split_heads(X_l @ w_l.W_K + w_l.b_K, H).mT)
+raw = np.array(raw, dtype=np.float64)  # (layers, B, H, T, T)
+centred = raw - np.sum(raw * keys, axis=-1, keepdims=True) / keys.sum(axis=-1, keepdims=True)
+raw_std = np.sqrt(np.sum(centred**2 * both, axis=(1, 3, 4)) / both.sum())  # (layers, heads)
+print(f"std of the raw scores within a query's row, over the 72 heads (theory {np.sqrt(32):.2f}):")
+for label, v in [("raw", raw_std), ("scaled", raw_std / np.sqrt(d_head))]:
+    low, mid, high = v.min(), np.median(v), v.max()
+    print(f"  {label:<7} smallest {low:5.2f}   median {mid:5.2f}   largest {high:5.2f}")
+print(f"heads with raw std above sqrt(d_head): {(raw_std > np.sqrt(d_head)).sum()} of 72")
 
 # %% [markdown]
-# (Near-ties, within 0.001 of attention weight, share a rank, so the typical head's percentile is
-# below 50%: compare each head with a head picked at random, as the last line does.)
+# (Plotting code collapsed.)
+
+# %% jupyter={"source_hidden": true}
+L = c.n_layers
+fig, ax = plt.subplots(figsize=(8, 3.6))
+jitter = (np.arange(H) - (H - 1) / 2) * 0.04
+ax.scatter((np.arange(L)[:, None] + jitter).ravel(), raw_std.ravel(), s=18)
+ax.axhline(
+    np.sqrt(d_head), color="crimson", linestyle="--", label=r"theory: $\sqrt{d_{head}} = 5.66$"
+)
+ax.set_yscale("log")
+ticks = [
+    t_ for t_ in (1, 2, 4, 6, 10, 20, 40, 60) if raw_std.min() / 1.5 < t_ < raw_std.max() * 1.5
+]
+ax.set_yticks(ticks, [f"{t_:g}" for t_ in ticks])
+ax.minorticks_off()
+ax.set_xlabel("layer (one dot per head)")
+ax.set_ylabel("std of q.k within a row")
+right_axis = ax.secondary_yaxis(
+    "right", functions=(lambda y: y / np.sqrt(d_head), lambda y: y * np.sqrt(d_head))
+)
+right_axis.set_ylabel(r"after the scale $1/\sqrt{32}$")
+ax.legend(loc="upper right")
+ax.grid(alpha=0.3)
+plt.show()
+
+# %% [markdown]
+# *Figure:* One dot per head, by layer: the standard deviation of $q \cdot k$ in a row (log scale)
+# against the theory's dashed line at 5.66; most dots lie above it.
+#
+# The theory gets the order of magnitude right, and after the scale most heads sit between
+# about 1 and 3. But most trained heads spread *more* than $\sqrt{32}$: training made queries
+# and keys point at each other, for sharper choices. One head stands out at ten times the
+# theory: layer 0, head 2.
+#
+# ### Do trained heads saturate?
+#
+# Notebook 04's measure, a row's **entropy** $H(a) = -\sum_j a_j \ln a_j$ ($\ln T$ uniform, 0
+# one-hot), for every real row of every head, with the model's scale and, as a thought
+# experiment, without it (the same trained $q$ and $k$):
+
+# %%
+queries, top = np.broadcast_to(real[:, None, :], raw.shape[:-1]), {}  # real query rows
+for label, scale in [("with the scale (model)", 1 / np.sqrt(d_head)), ("scale removed", 1.0)]:
+    a = softmax(scale * raw, mask=keys)[queries]  # (rows, T): every real row of every head
+    entropy = -(a * np.log(np.where(a > 0, a, 1.0))).sum(axis=-1)  # with 0 ln 0 = 0
+    top[label] = a.max(axis=-1)
+    sharp = (top[label] > 0.9).mean()
+    print(f"{label:<23} mean entropy {entropy.mean():.2f}, max weight > 0.9: {sharp:.1%}")
+uniform = np.mean(np.log(corpus.lengths))  # ln T, averaged over the sentences
+print(f"rows: {len(a):,}; uniform rows would have a mean entropy of {uniform:.2f}")
+spread = 12 / np.sqrt(d_head)  # question 2 below: raw std 12, scaled
+rows_ = softmax(np.random.default_rng(0).normal(scale=spread, size=(100_000, 15)))
+print(f"random rows of 15 scores of spread {spread:.1f}: median largest weight", end=" ")
+print(f"{np.median(rows_.max(axis=-1)):.2f}")
+
+# %% [markdown]
+# (Plotting code collapsed.)
+
+# %% jupyter={"source_hidden": true}
+fig, ax = plt.subplots(figsize=(8, 3.4))
+bins = np.linspace(0, 1, 41)
+for label, largest in top.items():
+    ax.hist(largest, bins=bins, histtype="step", lw=2, label=label)
+ax.set_yscale("log")
+ax.set_xlabel("largest weight in a row (1 = one-hot, saturated)")
+ax.set_ylabel("rows (log scale)")
+ax.legend(loc="upper center")
+plt.show()
+
+# %% [markdown]
+# *Figure:* Histograms of each row's largest weight, with the model's scale and with it removed
+# (counts on a log scale); without the scale most rows pile up at 1, one-hot.
+#
+# With the scale, the typical row is neither uniform nor one-hot (entropy about half of
+# $\ln T$), and only a minority put more than 0.9 on one key. Without it the same trained scores
+# would saturate most rows, as notebook 04 predicts (a model trained without the scale would have
+# learned smaller $q$ and $k$, fighting saturated gradients on the way). Yet some rows are
+# saturated *with* the scale. The sharpest head:
+
+# %%
+mean_max = W_tired.max(axis=-1).mean(axis=-1)  # (layers, heads): mean largest weight of a row
+l_sat, h_sat = np.unravel_index(np.argmax(mean_max), mean_max.shape)
+print(
+    f"sharpest head: layer {l_sat}, head {h_sat}; mean largest weight {mean_max[l_sat, h_sat]:.4f}"
+)
+for i, j in enumerate(W_tired[l_sat, h_sat].argmax(axis=-1)):
+    print(f"{tokens[i]:>8} -> {tokens[j]:<10}{W_tired[l_sat, h_sat, i, j]:.4f}")
+previous = np.concatenate(  # each token's weight on the token before it, all seven sentences
+    [
+        corpus.weights[l_sat, b, h_sat, range(1, n), range(n - 1)]
+        for b, n in enumerate(corpus.lengths)
+    ]
+)
+print(
+    f"seven sentences: {len(previous)} tokens after [CLS] put at least {previous.min():.3f}", end=""
+)
+print(" of their attention on the previous token")
+
+# %% [markdown]
+# Layer 0, head 2 is a **previous-token head**: in each of the seven sentences, every token
+# after `[CLS]` puts (almost) all its attention on the token before it. Training made it
+# saturated: a hard positional rule, learned, that only the position vectors added before layer
+# 0 make possible. So: most trained heads stay in the
+# soft, trainable range $1/\sqrt{d_k}$ was meant to keep them in, and a few learn to saturate,
+# because for them a one-hot choice is the right answer.
+
+# %% [markdown]
+# ### Every candidate head's rank and percentile, pair by pair
+#
+# The numbers behind "Chosen on some pairs, tested on others", for the three heads of
+# "tired / wide" and the six chosen by the rule: each head's rank among the 72 heads of a pair,
+# then its percentile, the share of the other 71 heads whose shift it exceeds (heads within
+# 0.001 of each other count as tied, so that float32 rounding cannot reorder them). A star
+# marks a pair the head was chosen on. The last row is the control, "tired / scared", whose
+# referent does not change; the last columns give each pair's largest shift and its 95th
+# percentile.
+
+# %%
+from attnlib.pretrained.referents import head_percentiles
+
+candidates = list(dict.fromkeys(by_shift[:3] + list(chosen)))  # layer 4, head 0 is in both
+chosen_on = {lh: set(range(16)) - set(test) for lh, test in chosen.items()}
+for lh in by_shift[:3]:
+    chosen_on.setdefault(lh, set()).add(0)
+control = referent_shifts(model, [examples.REFERENT_CONTROL])
+rows = np.concatenate([shifts, control])  # (17, 6, 12): the 16 pairs, then the control
+names = [name for name, *_ in pairs] + ["control"]
+heads = "".join(f"{f'L{l}H{h}':>7}" for l, h in candidates)
+for title, table, cell in (
+    ("rank among 72", head_ranks(rows), "{:6d}"),
+    ("percentile", head_percentiles(rows), "{:6.0%}"),
+):
+    print(f"{title:<18}{heads}{'largest':>9}{'95th':>8}")
+    for k, name in enumerate(names):
+        marks = ["*" if k in chosen_on[lh] else " " for lh in candidates]
+        cells = "".join(cell.format(table[k][lh]) + m for lh, m in zip(candidates, marks))
+        print(f"{name:<18}{cells}{rows[k].max():>+9.3f}{np.percentile(rows[k], 95):>+8.3f}")
+percentiles = head_percentiles(shifts)  # (16, 6, 12)
+where_not = {lh: sorted(set(range(16)) - chosen_on[lh]) for lh in candidates}
+print("mean percentile where not chosen:", end=" ")
+print(", ".join(f"L{l}H{h} {percentiles[where_not[l, h], l, h].mean():.0%}" for l, h in candidates))
+print(
+    f"a head picked at random: {np.median(percentiles.mean(axis=0)):.0%} (median of the 72 heads)"
+)
+lean_by_layer = leanings(model, pairs[:1])[:, 0]  # (7,): input of layer 0 ... output of layer 5
+print(
+    "leaning of 'it' on animal/street, input of layer 0 ... output of layer 5:",
+    lean_by_layer.round(2),
+)
+
+# %% [markdown]
+# The chosen heads' percentiles where they were not chosen are those of a typical head; and the
+# vector of *it* starts to lean towards *street* in the output of layer 2.
 #
 # ### The rows of "it" for the three heads of "tired / wide"
 #
