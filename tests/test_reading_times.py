@@ -125,11 +125,14 @@ def test_collapsed_boxes_hidden_cells_and_optional_sections_are_depth(tmp_path) 
     assert (r.depth_words, r.depth_code_lines) == (3 + 5, 2)  # "Going further (optional) six seven"
 
 
-def test_exercises_are_counted_apart_coded_and_check_yourself_questions(tmp_path) -> None:
+def test_exercises_are_counted_apart_functions_values_and_check_yourself_questions(
+    tmp_path,
+) -> None:
     r = reading(
         notebook(
             tmp_path,
-            ("code", "ch11.softmax_backward.check(my_softmax_backward)"),
+            ("code", "def mine(p, g):\n    raise NotImplementedError\n\n\nch11.f.check(mine)"),
+            ("code", "answer = ...\nrecall.shapes.check(answer)"),
             ("hidden", "ch11.softmax_backward.check_solution(solution)"),
             (
                 "md",
@@ -139,9 +142,9 @@ def test_exercises_are_counted_apart_coded_and_check_yourself_questions(tmp_path
             ),
         )
     )
-    assert (r.coded_exercises, r.questions) == (1, 3)
-    assert r.exercise_minutes == 1 * 5 + 3 * 3
-    assert map_entry(r) == f"{round(r.minutes)} min + 14 min exercises"
+    assert (r.function_exercises, r.value_exercises, r.questions) == (1, 1, 3)
+    assert r.exercise_minutes == 1 * 5 + 1 * 3 + 3 * 3
+    assert map_entry(r) == f"{round(r.minutes)} min + 17 min exercises"
 
 
 def test_a_notebook_without_exercises_gives_its_reading_time_alone(tmp_path) -> None:
@@ -153,7 +156,9 @@ def test_the_rates_are_the_documented_ones() -> None:
     doc = reading_time.__doc__
     assert "238 words a minute" in doc and "Brysbaert" in doc
     assert "0.25 s a symbol" in doc and "10 s a line" in doc
-    assert "5 minutes for each coded exercise" in doc and "3 minutes for each question" in doc
+    assert "5 minutes when it asks for a function" in doc
+    assert "3 minutes when it asks for a value" in doc and "counts 3 minutes" in doc
     assert (reading_time.WORDS_PER_MINUTE, reading_time.SECONDS_PER_SYMBOL) == (238, 0.25)
-    assert (reading_time.SECONDS_PER_CODE_LINE, reading_time.MINUTES_PER_CODED_EXERCISE) == (10, 5)
-    assert reading_time.MINUTES_PER_QUESTION == 3
+    assert reading_time.SECONDS_PER_CODE_LINE == 10
+    assert reading_time.MINUTES_PER_FUNCTION_EXERCISE == 5
+    assert (reading_time.MINUTES_PER_VALUE_EXERCISE, reading_time.MINUTES_PER_QUESTION) == (3, 3)

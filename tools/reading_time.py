@@ -31,10 +31,12 @@ Main path minutes, three parts:
   found no published rate for reading code and its output.
 
 **Exercises** are counted apart, as time to do them, on top of reading their statement (which
-the main path counts): 5 minutes for each coded exercise on the main path (a call
-``chNN.name.check(...)``: write a few lines, run the check, read its verdict, try again once),
-3 minutes for each question of a "Check yourself" section (think it through, then open the
-answer). These two figures are our estimates, not measurements.
+the main path counts). A checked exercise is a call ``chNN.name.check(...)`` in a code cell of
+the main path: 5 minutes when it asks for a function (its cell holds ``raise
+NotImplementedError``: write a few lines, run the check, read its verdict, try again once),
+3 minutes when it asks for a value (work it out, type it in, check). A question of a "Check
+yourself" section counts 3 minutes (think it through, then open the answer). These figures are
+our estimates, not measurements.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WORDS_PER_MINUTE = 238
 SECONDS_PER_SYMBOL = 0.25
 SECONDS_PER_CODE_LINE = 10
-MINUTES_PER_CODED_EXERCISE = 5
+MINUTES_PER_FUNCTION_EXERCISE = 5
+MINUTES_PER_VALUE_EXERCISE = 3
 MINUTES_PER_QUESTION = 3
 
 _DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL)
@@ -63,7 +66,7 @@ _SYMBOL = re.compile(r"\\[A-Za-z]+|[A-Za-z0-9]|[=+\-*/<>()|,.!\[\]]|\\[{}|,;!]")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _MARKUP = re.compile(r"<[^>]+>|[#*`|>]+|-{3,}")
 _QUESTION = re.compile(r"^\s*(?:\*\*)?\d+\.(?:\*\*)?\s", re.MULTILINE)
-_CODED_EXERCISE = re.compile(r"^\s*\w+\.\w+\.check\(", re.MULTILINE)
+_CHECKED_EXERCISE = re.compile(r"^\s*\w+\.\w+\.check\(", re.MULTILINE)
 
 
 @dataclass
@@ -77,7 +80,8 @@ class Reading:
     depth_words: int = 0
     depth_symbols: int = 0
     depth_code_lines: int = 0
-    coded_exercises: int = 0
+    function_exercises: int = 0
+    value_exercises: int = 0
     questions: int = 0
 
     @property
@@ -90,7 +94,8 @@ class Reading:
     def exercise_minutes(self) -> float:
         """Time to do the exercises of the main path, in minutes."""
         return (
-            self.coded_exercises * MINUTES_PER_CODED_EXERCISE
+            self.function_exercises * MINUTES_PER_FUNCTION_EXERCISE
+            + self.value_exercises * MINUTES_PER_VALUE_EXERCISE
             + self.questions * MINUTES_PER_QUESTION
         )
 
@@ -166,7 +171,11 @@ def reading(path: Path) -> Reading:
                 result.depth_code_lines += lines
             else:
                 result.code_lines += lines
-                result.coded_exercises += len(_CODED_EXERCISE.findall(cell.source))
+                checks = len(_CHECKED_EXERCISE.findall(cell.source))
+                if "NotImplementedError" in cell.source:
+                    result.function_exercises += checks
+                else:
+                    result.value_exercises += checks
     return result
 
 
@@ -186,7 +195,7 @@ def main(argv: list[str]) -> None:
     )
     for path in paths:
         r = reading(path)
-        exercises = f"{r.coded_exercises} + {r.questions}"
+        exercises = f"{r.function_exercises}+{r.value_exercises}+{r.questions}"
         print(
             f"{path.stem:<26} {r.words:>6,} {r.symbols:>7,} {r.code_lines:>5} {r.minutes:>7.0f}"
             f"  {exercises:>9} {r.exercise_minutes:>7.0f}"
@@ -194,8 +203,9 @@ def main(argv: list[str]) -> None:
         )
     print(
         f"prose at {WORDS_PER_MINUTE} words a minute, {SECONDS_PER_SYMBOL} s a formula symbol,"
-        f" {SECONDS_PER_CODE_LINE} s a line of code; exercises: coded + questions, at"
-        f" {MINUTES_PER_CODED_EXERCISE} and {MINUTES_PER_QUESTION} minutes each"
+        f" {SECONDS_PER_CODE_LINE} s a line of code; exercises: functions + values + questions, at"
+        f" {MINUTES_PER_FUNCTION_EXERCISE}, {MINUTES_PER_VALUE_EXERCISE} and"
+        f" {MINUTES_PER_QUESTION} minutes each"
     )
 
 
