@@ -280,7 +280,7 @@ plt.show()
 #    layer 1 on, and `[SEP]` very little. Clark et al. (2019, *What does BERT look at?*) found
 #    such parking in BERT-base, mostly on `[SEP]`, and read it as a "no-op"; this smaller,
 #    distilled model parks on `[CLS]` instead.
-# 3. **A weight is not a contribution.** What key $j$ adds to the output is
+# 3. **An attention weight is not a contribution.** What key $j$ adds to the output is
 #    $a_{ij}\, v_j W_O^{(h)}$ (weight times value vector, through the head's block of $W_O$).
 #    Vectors differ in length, so a large weight on a short vector adds little (Kobayashi et
 #    al., 2020, *Attention is not only a weight*).
@@ -704,7 +704,7 @@ for l, h in by_shift[:3]:
     )
 
 # %% [markdown]
-# ### A weight is not a contribution
+# ### An attention weight is not a contribution
 #
 # What key $j$ adds to the output of head $h$ is $a_{ij}\, v_j W_O^{(h)}$. For the query *it* in
 # layer 4, head 0, the keys ranked by attention weight and by the length of what they add (as a
