@@ -11,7 +11,12 @@ are subpackages: ``attnlib.pictures``, ``attnlib.labs``, ``attnlib.exercises`` a
 
 from . import examples
 from .attention import scaled_dot_product_attention
-from .gradients import attention_backward, attention_head_backward, softmax_backward
+from .gradients import (
+    attention_backward,
+    attention_head_backward,
+    attention_head_input_backward,
+    softmax_backward,
+)
 from .heads import attention_kind, kv_head_index, merge_heads, multi_head_attention, split_heads
 from .kv_cache import KVCache, decode_with_kv_cache, kv_cache_bytes
 from .masks import causal_mask, padding_mask
@@ -26,6 +31,7 @@ __all__ = [
     "TileStep",
     "attention_backward",
     "attention_head_backward",
+    "attention_head_input_backward",
     "attention_kind",
     "causal_mask",
     "decode_with_kv_cache",

@@ -15,8 +15,8 @@ entries that row 1 of the output combines.
 ``saturation_data``, ``tiling_example``, ``MASKING_SENTENCE`` and ``masking_scores``: the seeded
 data of notebooks 04, 10 and 06 and of their labs (:mod:`attnlib.labs`).
 
-``REFERENT_PAIRS`` and ``SIMILARITY_SENTENCES``: the sentences notebook 13 runs through the
-trained model.
+``WINOGRAD_PAIRS``, ``REFERENT_CONTROL`` and ``SIMILARITY_SENTENCES``: the sentences notebook 13
+runs through the trained model.
 """
 
 from __future__ import annotations
@@ -151,23 +151,113 @@ def masking_scores(seed: int = 6, d_model: int = 8, d_k: int = 4) -> np.ndarray:
 
 _TIRED = "The animal didn't cross the street because it was too tired"
 _WIDE = "The animal didn't cross the street because it was too wide"
-_TROPHY = "The trophy didn't fit into the suitcase because it was too "
 
-#: The sentence pairs of notebook 13: (name, sentence where "it" is the first noun, sentence
-#: where "it" is the second noun, first noun, second noun). The two sentences of a pair differ
-#: in their last word only. The control changes the adjective but not the referent (the animal
-#: both times), so a head that tracks the referent should hardly move on it.
-REFERENT_PAIRS: tuple[tuple[str, str, str, str, str], ...] = (
+
+def _pair(name: str, template: str, first_word: str, second_word: str) -> tuple[str, ...]:
+    first_noun, second_noun = name.split("/")
+    return (
+        name,
+        template.format(first_word),
+        template.format(second_word),
+        first_noun,
+        second_noun,
+    )
+
+
+#: Winograd-style sentence pairs for notebook 13, each ``(name, first, second, noun1, noun2)``:
+#: in ``first`` the pronoun "it" refers to ``noun1``, in ``second`` to ``noun2``, and the two
+#: sentences differ in one word. The first is the attention lesson's "animal/street" pair (made
+#: from "The animal didn't cross the street because it was too tired", the example of Google's
+#: 2017 Transformer blog post); the other fifteen are classic pairs of the Winograd Schema
+#: Challenge (Levesque, Davis and Morgenstern, 2012, the WSC273 collection), shortened where a
+#: second "it" or a rare word was in the way, and chosen before any head was measured: every
+#: pronoun "it" and both nouns are single tokens of the model, each once in its sentence. Their
+#: order is fixed: notebook 13 chooses heads on the odd-numbered pairs and tests them on the
+#: even-numbered ones, and the other way round.
+WINOGRAD_PAIRS: tuple[tuple[str, str, str, str, str], ...] = (
     ("animal/street", _TIRED, _WIDE, "animal", "street"),
-    (
-        "dog/road",
-        _TIRED.replace("animal", "dog").replace("street", "road"),
-        _WIDE.replace("animal", "dog").replace("street", "road"),
-        "dog",
-        "road",
+    _pair(
+        "trophy/suitcase",
+        "The trophy didn't fit into the suitcase because it was too {}",
+        "big",
+        "small",
     ),
-    ("trophy/suitcase", _TROPHY + "big", _TROPHY + "small", "trophy", "suitcase"),
-    ("control (tired/scared)", _TIRED, _TIRED.replace("tired", "scared"), "animal", "street"),
+    _pair(
+        "table/doorway",
+        "The table won't fit through the doorway because it is too {}",
+        "wide",
+        "narrow",
+    ),
+    _pair(
+        "sculpture/shelf",
+        "The sculpture rolled off the shelf because it wasn't {}",
+        "anchored",
+        "level",
+    ),
+    _pair("fish/worm", "The fish ate the worm. It was {}", "hungry", "tasty"),
+    _pair(
+        "cup/bottle", "I poured water from the bottle into the cup until it was {}", "full", "empty"
+    ),
+    _pair("pot/shelf", "I couldn't put the pot on the shelf because it was too {}", "tall", "high"),
+    _pair("drain/hair", "The drain is clogged with hair. It has to be {}", "cleaned", "removed"),
+    _pair(
+        "cake/refrigerator",
+        "I put the cake away in the refrigerator. It has a lot of {}",
+        "butter",
+        "leftovers",
+    ),
+    _pair(
+        "truck/bus",
+        "The delivery truck zoomed by the school bus because it was going so {}",
+        "fast",
+        "slow",
+    ),
+    _pair(
+        "tree/roof",
+        "The tree fell down and crashed through the roof of my house. Now I have to get it {}",
+        "removed",
+        "repaired",
+    ),
+    _pair(
+        "rag/knife",
+        "I used an old rag to clean the knife, and then I put it in the {}",
+        "trash",
+        "drawer",
+    ),
+    _pair(
+        "chair/piano",
+        "Sam pulled up a chair to the piano, but it was broken, so he had to {} instead",
+        "stand",
+        "sing",
+    ),
+    _pair(
+        "ball/table",
+        "The large ball crashed right through the table because it was made of {}",
+        "steel",
+        "styrofoam",
+    ),
+    _pair(
+        "cat/dog",
+        "The dog chased the cat, which ran up a tree. It waited at the {}",
+        "top",
+        "bottom",
+    ),
+    _pair(
+        "sack/bag",
+        "The sack of potatoes had been placed {} the bag of flour, so it had to be moved first",
+        "above",
+        "below",
+    ),
+)
+
+#: A control for :data:`WINOGRAD_PAIRS`, in the same form: the adjective changes but the referent
+#: does not (the animal both times), so a head that follows the referent should hardly move.
+REFERENT_CONTROL: tuple[str, str, str, str, str] = (
+    "control (tired/scared)",
+    _TIRED,
+    _TIRED.replace("tired", "scared"),
+    "animal",
+    "street",
 )
 
 #: The sentences of notebook 13's score statistics and similarity table: the animal pair, two

@@ -18,7 +18,9 @@ chain rule runs the steps backwards:
 The softmax step is the Jacobian :math:`p_i(\delta_{ij} - p_j)` (``attnlib.softmax_jacobian``)
 applied to one row of :math:`dP` at a time, without building the :math:`T \times T` matrix. Through
 the projections :math:`Q = XW_Q`, :math:`K = XW_K`, :math:`V = XW_V` it continues as
-:math:`dW_Q = X^\top dQ`, :math:`dW_K = X^\top dK`, :math:`dW_V = X^\top dV`.
+:math:`dW_Q = X^\top dQ`, :math:`dW_K = X^\top dK`, :math:`dW_V = X^\top dV`, and into the
+tokens themselves as :math:`dX = dQ\,W_Q^\top + dK\,W_K^\top + dV\,W_V^\top`, which a stack of
+layers passes down to the layer below.
 """
 
 from __future__ import annotations
@@ -37,7 +39,12 @@ from ._validation import (
 from .attention import check_qkv, check_scores_size, scaled_scores
 from .softmax import _softmax_inplace
 
-__all__ = ["attention_backward", "attention_head_backward", "softmax_backward"]
+__all__ = [
+    "attention_backward",
+    "attention_head_backward",
+    "attention_head_input_backward",
+    "softmax_backward",
+]
 
 
 def softmax_backward(weights: ArrayLike, grad_weights: ArrayLike) -> np.ndarray:
@@ -168,6 +175,67 @@ def attention_head_backward(
     ValueError
         As :func:`attention_backward`; an overflow names X, W_Q, W_K, W_V or grad_output.
     """
+    X, weights, grads, dtype, names = _head_backward(X, W_Q, W_K, W_V, grad_output, scale)
+    Xt = np.swapaxes(X, -1, -2)
+    dW = finite_result(
+        lambda: tuple(_batch_sum(Xt @ d) for d in grads), "X^T @ (the gradients)", names
+    )
+    return tuple(d.astype(dtype, copy=False) for d in dW)
+
+
+def attention_head_input_backward(
+    X: ArrayLike,
+    W_Q: ArrayLike,
+    W_K: ArrayLike,
+    W_V: ArrayLike,
+    grad_output: ArrayLike,
+    scale: float | None = None,
+) -> np.ndarray:
+    r"""The gradient of a loss with respect to the tokens X that enter one attention head.
+
+    The forward pass is :math:`O = \mathrm{softmax}(c\,XW_Q (XW_K)^\top)\,XW_V`. ``X`` enters
+    three times, through the queries, the keys and the values, so its gradient is the sum of
+    three paths:
+
+    .. math::
+
+        dX = dQ\,W_Q^\top + dK\,W_K^\top + dV\,W_V^\top .
+
+    This is what flows into the layer below when layers are stacked (its output is this X).
+
+    Parameters
+    ----------
+    X : array_like, shape (..., T, d_model)
+    W_Q, W_K : array_like, shape (d_model, d_k)
+    W_V : array_like, shape (d_model, d_v)
+    grad_output : array_like, shape (..., T, d_v)
+        :math:`\partial L/\partial O`.
+    scale : float, optional
+        Defaults to :math:`1/\sqrt{d_k}`.
+
+    Returns
+    -------
+    dX : ndarray, shape (..., T, d_model)
+        One gradient per token of each batch item, the shape of ``X``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`attention_head_backward`.
+    """
+    _, weights, grads, dtype, names = _head_backward(X, W_Q, W_K, W_V, grad_output, scale)
+    dX = finite_result(
+        lambda: sum(d @ W.T for d, W in zip(grads, weights)),
+        "dQ W_Q^T + dK W_K^T + dV W_V^T",
+        names,
+    )
+    return dX.astype(dtype, copy=False)
+
+
+def _head_backward(X, W_Q, W_K, W_V, grad_output, scale):
+    """Check the arguments of one head, run its forward pass and the backward pass to
+    (dQ, dK, dV): returns X and (W_Q, W_K, W_V) in the working dtype, the gradients, the
+    result dtype and the argument names for overflow messages."""
     X = as_float_array(X, "X", min_ndim=2)
     check_finite(X, "X")
     weights = []
@@ -196,12 +264,8 @@ def attention_head_backward(
     check_scores_size(Q, K, Q.shape[-2], K.shape[-2])
     dO = _check_grad_output(grad_output, Q, K, V, f"X shape {X.shape} and W_V shape {W_V.shape}")
     names = {"X": X, "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "grad_output": dO}
-    Xt = np.swapaxes(X, -1, -2)
     grads = _attention_backward(Q, K, V, dO, c, names, ("X @ W_Q", "X @ W_K"))
-    dW = finite_result(
-        lambda: tuple(_batch_sum(Xt @ d) for d in grads), "X^T @ (the gradients)", names
-    )
-    return tuple(d.astype(dtype, copy=False) for d in dW)
+    return X, (W_Q, W_K, W_V), grads, dtype, names
 
 
 def _check_grad_output(

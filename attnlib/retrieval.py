@@ -27,10 +27,16 @@ import numpy as np
 from ._validation import as_float_array, check_bytes, check_finite, check_int, check_scale
 from .gradients import _softmax_backward
 
-__all__ = ["LOSSES", "RetrievalProblem", "retrieval_problem", "train_retrieval"]
+__all__ = ["LOSSES", "OPTIMIZERS", "RetrievalProblem", "retrieval_problem", "train_retrieval"]
 
 #: The losses :func:`train_retrieval` knows.
 LOSSES: tuple[str, ...] = ("values", "cross_entropy")
+#: The optimisers :func:`train_retrieval` knows: plain gradient descent, and Adam.
+OPTIMIZERS: tuple[str, ...] = ("sgd", "adam")
+#: Adam's constants, PyTorch's defaults (``torch.optim.Adam``): the decay rates of the running
+#: mean and the running mean square of the gradient, and the epsilon added to its root.
+ADAM_BETAS: tuple[float, float] = (0.9, 0.999)
+ADAM_EPS: float = 1e-8
 
 
 class RetrievalProblem(NamedTuple):
@@ -89,92 +95,136 @@ def train_retrieval(
     steps: int = 150,
     loss: str = "values",
     keep_weights: bool = False,
+    optimizer: str = "sgd",
 ) -> dict[str, np.ndarray]:
-    r"""Train ``W_Q`` and ``W_K`` by plain gradient descent; ``V`` and the tokens stay fixed.
+    r"""Train ``W_Q`` and ``W_K`` by gradient descent or Adam; ``V`` and the tokens stay fixed.
 
     Parameters
     ----------
     problem : RetrievalProblem
-        ``(X_q, X_k, V, W_Q, W_K)`` with shapes (n, d_model), (n, d_model), (n, d_v),
-        (d_model, d_k), (d_model, d_k). Not modified.
+        ``(X_q, X_k, V, W_Q, W_K)`` with shapes (..., n, d_model), (..., n, d_model),
+        (..., n, d_v), (..., d_model, d_k), (..., d_model, d_k). Not modified. Leading
+        dimensions, the same for all five, are a stack of independent tasks trained side by
+        side (e.g. one per seed, ``np.stack`` of each field).
     scale : float, optional
         The scale :math:`c` of the scores; defaults to :math:`1/\sqrt{d_k}`. ``1.0`` is unscaled.
     lr : float, default 0.1
-        Step size: each step does :math:`W \leftarrow W - \text{lr}\,\partial L/\partial W`.
+        Step size. Plain gradient descent does :math:`W \leftarrow W - \text{lr}\,g` with
+        :math:`g = \partial L/\partial W`; Adam does :math:`W \leftarrow W - \text{lr}\,
+        \hat m/(\sqrt{\hat v} + \epsilon)`, with :math:`\hat m` and :math:`\hat v` the
+        bias-corrected running means of :math:`g` and :math:`g^2` (Kingma and Ba, 2015), entry by
+        entry: a step of about ``lr`` whatever the size of the gradient, unless it is below
+        :math:`\epsilon`.
     steps : int, default 150
         Number of updates.
     loss : {"values", "cross_entropy"}
         See the module docstring.
     keep_weights : bool, default False
         Also return the attention weights after every step.
+    optimizer : {"sgd", "adam"}, default "sgd"
+        Plain gradient descent, or Adam with PyTorch's defaults (:data:`ADAM_BETAS`,
+        :data:`ADAM_EPS`).
 
     Returns
     -------
     dict
-        ``loss`` and ``accuracy`` of shape (steps + 1,), and ``score_grad`` of shape
-        (steps + 1, n): for each query :math:`i` the norm :math:`\|\partial L/\partial s_i\|` of
-        the gradient reaching its row of scores (the softmax's input). Entry ``t`` is measured
-        after ``t`` updates. ``W_Q`` and ``W_K``: the trained projections. With
-        ``keep_weights``, ``weights`` of shape (steps + 1, n, n).
+        ``loss`` and ``accuracy`` of shape (steps + 1, ...), and ``score_grad`` of shape
+        (steps + 1, ..., n): for each query :math:`i` the norm :math:`\|\partial L/\partial
+        s_i\|` of the gradient reaching its row of scores (the softmax's input). Entry ``t`` is
+        measured after ``t`` updates; ``...`` are the leading dimensions of the problem.
+        ``W_Q`` and ``W_K``: the trained projections. With ``keep_weights``, ``weights`` of
+        shape (steps + 1, ..., n, n).
 
     Raises
     ------
     ValueError
-        For inconsistent shapes, an unknown loss, or when the scores overflow (the step size is
-        far too large).
+        For inconsistent shapes, an unknown loss or optimiser, or when the scores overflow (the
+        step size is far too large).
     """
     X_q, X_k, V, W_Q, W_K = _check_problem(problem)
-    c = check_scale(scale, W_Q.shape[1])
+    c = check_scale(scale, W_Q.shape[-1])
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not 0 < lr < np.inf:
         raise ValueError(f"lr must be a finite number > 0; got lr={lr!r}")
     steps = check_int(steps, "steps", minimum=0)
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}; got loss={loss!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}; got optimizer={optimizer!r}")
 
-    n = X_q.shape[0]
+    batch, n = X_q.shape[:-2], X_q.shape[-2]
     check_bytes(
-        8 * (steps + 1) * (n + 2 + (n * n if keep_weights else 0)),
-        f"the history of train_retrieval(steps={steps}, keep_weights={keep_weights}) for n={n}",
+        8 * (steps + 1) * int(np.prod(batch)) * (n + 2 + (n * n if keep_weights else 0)),
+        f"the history of train_retrieval(steps={steps}, keep_weights={keep_weights}) for"
+        f" {int(np.prod(batch))} task(s) of n={n}",
     )
     W_Q, W_K = W_Q.copy(), W_K.copy()
-    history = {"loss": np.empty(steps + 1), "accuracy": np.empty(steps + 1)}
-    history["score_grad"] = np.empty((steps + 1, n))
-    weights = np.empty((steps + 1, n, n)) if keep_weights else None
+    history = {"loss": np.empty((steps + 1, *batch)), "accuracy": np.empty((steps + 1, *batch))}
+    history["score_grad"] = np.empty((steps + 1, *batch, n))
+    weights = np.empty((steps + 1, *batch, n, n)) if keep_weights else None
     diagonal = np.arange(n)
+    step = _adam_step() if optimizer == "adam" else _sgd_step
     for t in range(steps + 1):
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below
             Q, K = X_q @ W_Q, X_k @ W_K
-            S = c * (Q @ K.T)
+            S = c * (Q @ K.mT)
         if not np.isfinite(S).all():
             raise ValueError(
                 f"the scores overflowed after {t} steps (lr={lr}, scale={c:.4g}): the step size"
                 " is far too large"
             )
-        shifted = S - S.max(axis=1, keepdims=True)
+        shifted = S - S.max(axis=-1, keepdims=True)
         e = np.exp(shifted)
-        P = e / e.sum(axis=1, keepdims=True)
+        P = e / e.sum(axis=-1, keepdims=True)
         if loss == "values":
             error = P @ V - V  # o_i - v_i
-            history["loss"][t] = 0.5 * np.sum(error * error) / n
-            dS = _softmax_backward(P, (error @ V.T) / n)
+            history["loss"][t] = 0.5 * np.sum(error * error, axis=(-2, -1)) / n
+            dS = _softmax_backward(P, (error @ V.mT) / n)
         else:
-            log_p = shifted[diagonal, diagonal] - np.log(e.sum(axis=1))
-            history["loss"][t] = -log_p.mean()
+            log_p = shifted[..., diagonal, diagonal] - np.log(e.sum(axis=-1))
+            history["loss"][t] = -log_p.mean(axis=-1)
             dS = P.copy()
-            dS[diagonal, diagonal] -= 1.0
+            dS[..., diagonal, diagonal] -= 1.0
             dS /= n
-        history["accuracy"][t] = np.mean(P.argmax(axis=1) == diagonal)
-        history["score_grad"][t] = np.sqrt(np.sum(dS * dS, axis=1))
+        history["accuracy"][t] = np.mean(P.argmax(axis=-1) == diagonal, axis=-1)
+        history["score_grad"][t] = np.sqrt(np.sum(dS * dS, axis=-1))
         if weights is not None:
             weights[t] = P
         if t < steps:
             with np.errstate(over="ignore", invalid="ignore"):  # reported at the next step
-                W_Q -= lr * (X_q.T @ (c * (dS @ K)))
-                W_K -= lr * (X_k.T @ (c * (dS.T @ Q)))
+                step(W_Q, W_K, X_q.mT @ (c * (dS @ K)), X_k.mT @ (c * (dS.mT @ Q)), lr)
     history["W_Q"], history["W_K"] = W_Q, W_K
     if weights is not None:
         history["weights"] = weights
     return history
+
+
+def _sgd_step(W_Q: np.ndarray, W_K: np.ndarray, g_Q: np.ndarray, g_K: np.ndarray, lr: float):
+    """Plain gradient descent, in place."""
+    W_Q -= lr * g_Q
+    W_K -= lr * g_K
+
+
+def _adam_step():
+    """An Adam update in place, with its running means kept between calls (one per training)."""
+    (beta1, beta2), eps = ADAM_BETAS, ADAM_EPS
+    moments: list[list[np.ndarray]] = []  # [m, v] for W_Q, then for W_K
+    t = 0
+
+    def step(W_Q: np.ndarray, W_K: np.ndarray, g_Q: np.ndarray, g_K: np.ndarray, lr: float):
+        nonlocal t
+        t += 1
+        if not moments:
+            moments.extend([np.zeros_like(g), np.zeros_like(g)] for g in (g_Q, g_K))
+        for W, g, (m, v) in zip((W_Q, W_K), (g_Q, g_K), moments):
+            m *= beta1
+            m += (1 - beta1) * g
+            v *= beta2
+            v += (1 - beta2) * g * g
+            # m_hat / (sqrt(v_hat) + eps), the bias corrections folded in as PyTorch does
+            denominator = np.sqrt(v) / np.sqrt(1 - beta2**t) + eps
+            W -= (lr / (1 - beta1**t)) * m / denominator
+
+    return step
 
 
 def _check_problem(problem: RetrievalProblem) -> tuple[np.ndarray, ...]:
@@ -187,20 +237,21 @@ def _check_problem(problem: RetrievalProblem) -> tuple[np.ndarray, ...]:
         as_float_array(a, name, min_ndim=2) for a, name in zip(problem, RetrievalProblem._fields)
     ]
     X_q, X_k, V, W_Q, W_K = arrays
-    n, d_model = X_q.shape[0], X_q.shape[-1]
+    batch, n, d_model = X_q.shape[:-2], X_q.shape[-2], X_q.shape[-1]
     expected = {
-        "X_q": (n, d_model),
-        "X_k": (n, d_model),
-        "V": (n, V.shape[-1]),
-        "W_Q": (d_model, W_Q.shape[-1]),
-        "W_K": (d_model, W_Q.shape[-1]),
+        "X_q": (*batch, n, d_model),
+        "X_k": (*batch, n, d_model),
+        "V": (*batch, n, V.shape[-1]),
+        "W_Q": (*batch, d_model, W_Q.shape[-1]),
+        "W_K": (*batch, d_model, W_Q.shape[-1]),
     }
     got = dict(zip(RetrievalProblem._fields, (a.shape for a in arrays)))
     if got != expected or min(d_model, V.shape[-1], W_Q.shape[-1]) < 1:
         described = ", ".join(f"{name} {shape}" for name, shape in got.items())
         raise ValueError(
-            "problem shapes must be X_q (n, d_model), X_k (n, d_model), V (n, d_v),"
-            f" W_Q (d_model, d_k), W_K (d_model, d_k); got {described}"
+            "problem shapes must be X_q (..., n, d_model), X_k (..., n, d_model), V (..., n, d_v),"
+            f" W_Q (..., d_model, d_k), W_K (..., d_model, d_k), with the same leading"
+            f" dimensions; got {described}"
         )
     for a, name in zip(arrays, RetrievalProblem._fields):
         check_finite(a, name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
@@ -134,9 +135,20 @@ def test_example_arrays_are_read_only_float64(name: str) -> None:
         arr[(0,) * arr.ndim] = 1.0
 
 
-@pytest.mark.parametrize("pair", examples.REFERENT_PAIRS, ids=lambda pair: pair[0])
-def test_a_referent_pair_differs_in_its_last_word_and_names_nouns_of_both_sentences(pair) -> None:
-    _, first, second, noun1, noun2 = pair
-    assert first.split()[:-1] == second.split()[:-1] and first != second
-    for sentence in (first, second):
-        assert {"it", noun1, noun2} <= set(sentence.split())
+@pytest.mark.parametrize(
+    "pair", [*examples.WINOGRAD_PAIRS, examples.REFERENT_CONTROL], ids=lambda pair: pair[0]
+)
+def test_a_referent_pair_differs_in_one_word_and_names_nouns_of_both_sentences(pair) -> None:
+    name, first, second, noun1, noun2 = pair
+    words = [re.findall(r"[a-z']+", sentence.lower()) for sentence in (first, second)]
+    assert len(words[0]) == len(words[1])
+    assert sum(a != b for a, b in zip(*words)) == 1
+    for sentence_words in words:
+        for word in ("it", noun1, noun2):
+            assert sentence_words.count(word) == 1, (name, word)
+
+
+def test_the_winograd_pairs_are_sixteen_with_distinct_names() -> None:
+    names = [pair[0] for pair in examples.WINOGRAD_PAIRS]
+    assert len(names) == 16 == len(set(names))
+    assert names[0] == "animal/street"

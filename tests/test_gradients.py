@@ -8,7 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlib import examples, scaled_dot_product_attention, softmax, softmax_jacobian
-from attnlib.gradients import attention_backward, attention_head_backward, softmax_backward
+from attnlib.gradients import (
+    attention_backward,
+    attention_head_backward,
+    attention_head_input_backward,
+    softmax_backward,
+)
 
 FAST = settings(max_examples=30, deadline=None, database=None)
 FEW = settings(max_examples=15, deadline=None, database=None)  # each runs ~100 forward passes
@@ -204,6 +209,49 @@ def test_head_backward_matches_finite_differences_of_any_linear_loss(seed, scale
     np.testing.assert_allclose(
         dW_V, numerical_gradient(lambda w: loss(W_Q, W_K, w), W_V), atol=1e-7
     )
+
+
+# --- attention_head_input_backward ------------------------------------------------------------
+
+
+@FEW
+@given(seed=st.integers(0, 2**32 - 1), scale=SCALES)
+def test_input_backward_matches_finite_differences_of_any_linear_loss(seed, scale) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(3, 4))
+    W_Q, W_K, W_V = rng.normal(size=(4, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, 3))
+    G = rng.normal(size=(3, 3))
+
+    def loss(x):
+        return np.sum(scaled_dot_product_attention(x @ W_Q, x @ W_K, x @ W_V, scale=scale)[0] * G)
+
+    dX = attention_head_input_backward(X, W_Q, W_K, W_V, G, scale=scale)
+    np.testing.assert_allclose(dX, numerical_gradient(loss, X), atol=1e-7)
+
+
+@FAST
+@given(seed=st.integers(0, 2**32 - 1), batch=st.sampled_from([(), (2,), (2, 3)]), scale=SCALES)
+def test_input_backward_sums_the_query_key_and_value_paths(seed, batch, scale) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(*batch, 4, 5))
+    W_Q, W_K, W_V = rng.normal(size=(5, 3)), rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    G = rng.normal(size=(*batch, 4, 2))
+    dQ, dK, dV = attention_backward(X @ W_Q, X @ W_K, X @ W_V, G, scale=scale)
+    dX = attention_head_input_backward(X, W_Q, W_K, W_V, G, scale=scale)
+    assert dX.shape == X.shape
+    np.testing.assert_allclose(dX, dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T, rtol=1e-10, atol=1e-12)
+
+
+def test_input_backward_checks_its_arguments_as_the_head_backward_does() -> None:
+    X = np.ones((3, 4))
+    with pytest.raises(ValueError, match=r"W_V must be a \(d_model, d\) matrix with d_model = 4"):
+        attention_head_input_backward(
+            X, np.ones((4, 2)), np.ones((4, 2)), np.ones((5, 2)), np.ones((3, 2))
+        )
+    with pytest.raises(ValueError, match=r"grad_output must have the output's shape"):
+        attention_head_input_backward(
+            X, np.ones((4, 2)), np.ones((4, 2)), np.ones((4, 2)), np.ones((3, 3))
+        )
 
 
 # --- bad input --------------------------------------------------------------------------------

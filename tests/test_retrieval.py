@@ -7,7 +7,7 @@ import pytest
 
 from attnlib import softmax
 from attnlib.gradients import softmax_backward
-from attnlib.retrieval import RetrievalProblem, retrieval_problem, train_retrieval
+from attnlib.retrieval import ADAM_EPS, RetrievalProblem, retrieval_problem, train_retrieval
 
 SMALL = retrieval_problem(d_k=8, n_pairs=5, d_model=6, d_v=3, seed=1)
 
@@ -136,6 +136,66 @@ def test_unscaled_with_smaller_weights_and_step_is_the_scaled_run() -> None:
     unscaled = train_retrieval(shrunk, scale=1.0, lr=0.2 / np.sqrt(d_k), steps=20)
     np.testing.assert_allclose(unscaled["loss"], scaled["loss"], rtol=1e-9)
     np.testing.assert_allclose(unscaled["W_Q"] * d_k**0.25, scaled["W_Q"], rtol=1e-9)
+
+
+# --- Adam, and stacks of tasks ----------------------------------------------------------------
+
+
+def test_adams_first_step_moves_every_weight_by_the_step_size_against_its_gradient() -> None:
+    # m_hat = g and v_hat = g^2 after one step, so the update is lr * g / (|g| + eps)
+    g_Q = SMALL.W_Q - train_retrieval(SMALL, lr=1.0, steps=1)["W_Q"]  # one SGD step of size 1
+    adam = train_retrieval(SMALL, lr=0.01, steps=1, optimizer="adam")
+    np.testing.assert_allclose(
+        adam["W_Q"], SMALL.W_Q - 0.01 * g_Q / (np.abs(g_Q) + ADAM_EPS), rtol=0, atol=1e-12
+    )
+
+
+def test_under_adam_the_matching_step_is_divided_by_the_fourth_root_of_d_k() -> None:
+    """Adam divides the gradient by its own size, so the weights / d_k**(1/4) that undo the
+    missing scale need the step / d_k**(1/4), not / sqrt(d_k) as plain gradient descent does
+    (to within the effect of Adam's epsilon, 1e-8, which does not scale with the gradient)."""
+    d_k = 16
+    problem = retrieval_problem(d_k=d_k, n_pairs=8, seed=3)
+    shrunk = problem._replace(W_Q=problem.W_Q / d_k**0.25, W_K=problem.W_K / d_k**0.25)
+    scaled = train_retrieval(problem, lr=0.01, steps=40, optimizer="adam")
+    fourth_root = train_retrieval(
+        shrunk, scale=1.0, lr=0.01 / d_k**0.25, steps=40, optimizer="adam"
+    )
+    square_root = train_retrieval(shrunk, scale=1.0, lr=0.01 / d_k**0.5, steps=40, optimizer="adam")
+    np.testing.assert_allclose(fourth_root["loss"], scaled["loss"], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(fourth_root["W_Q"] * d_k**0.25, scaled["W_Q"], rtol=0, atol=1e-4)
+    assert np.abs(square_root["W_Q"] * d_k**0.25 - scaled["W_Q"]).max() > 0.01
+
+
+def test_under_adam_the_unscaled_head_at_d_k_256_still_stalls(d256) -> None:
+    scaled = train_retrieval(d256, lr=0.01, steps=150, optimizer="adam")
+    unscaled = train_retrieval(d256, scale=1.0, lr=0.01, steps=150, optimizer="adam")
+    assert scaled["accuracy"][-1] == 1.0
+    assert unscaled["accuracy"].max() <= 0.25
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.parametrize("loss", ["values", "cross_entropy"])
+def test_a_stack_of_tasks_trains_each_as_it_would_alone(optimizer, loss) -> None:
+    problems = [retrieval_problem(d_k=8, n_pairs=5, d_model=6, d_v=3, seed=s) for s in (1, 2, 3)]
+    stacked = RetrievalProblem(*(np.stack(field) for field in zip(*problems)))
+    together = train_retrieval(stacked, lr=0.05, steps=10, loss=loss, optimizer=optimizer)
+    assert together["loss"].shape == (11, 3) and together["score_grad"].shape == (11, 3, 5)
+    for k, problem in enumerate(problems):
+        alone = train_retrieval(problem, lr=0.05, steps=10, loss=loss, optimizer=optimizer)
+        np.testing.assert_allclose(together["loss"][:, k], alone["loss"], rtol=1e-12)
+        np.testing.assert_allclose(together["W_Q"][k], alone["W_Q"], rtol=0, atol=1e-12)
+
+
+def test_unknown_optimizer_is_rejected_listing_the_choices() -> None:
+    with pytest.raises(ValueError, match=r"optimizer must be one of \('sgd', 'adam'\)"):
+        train_retrieval(SMALL, optimizer="rmsprop")
+
+
+def test_a_stack_whose_fields_disagree_on_the_leading_dimensions_is_rejected() -> None:
+    bad = SMALL._replace(X_q=np.stack([SMALL.X_q, SMALL.X_q]))
+    with pytest.raises(ValueError, match=r"with the same leading dimensions; got X_q \(2, 5, 6\)"):
+        train_retrieval(bad)
 
 
 # --- bad input --------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ to map a sentence to a unit vector whose dot products measure meaning. :mod:`.mi
 float32 numpy; it matches the PyTorch reference (transformers + sentence-transformers) to 1e-5,
 checked by ``tests/test_pretrained.py`` against numbers recorded once in
 ``tests/fixtures/minilm_reference.npz`` (see ``tools/make_minilm_reference.py``).
+:meth:`MiniLM.forward`'s ``head_mask`` removes heads, and :mod:`.referents` measures heads
+against sentence pairs whose pronoun changes its referent (notebook 13).
 
 How the model arrives (decisions)
 ---------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_int
+from .._validation import as_float_array, check_finite, check_int
 from ..attention import scaled_dot_product_attention
 from ..heads import merge_heads, split_heads
 from ..masks import padding_mask
@@ -261,9 +261,15 @@ class MiniLM:
         return _layer_norm(x, *self.embedding_norm, self.config.layer_norm_eps)
 
     def encoder_layer(
-        self, x: np.ndarray, layer: int, key_mask: np.ndarray | None = None
+        self,
+        x: np.ndarray,
+        layer: int,
+        key_mask: np.ndarray | None = None,
+        head_mask: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """One encoder layer: multi-head self-attention, then the feed-forward block.
+
+        A low-level step of :meth:`forward`, which checks the arguments: this method trusts them.
 
         Parameters
         ----------
@@ -274,6 +280,10 @@ class MiniLM:
         key_mask : ndarray of bool, shape (B, 1, 1, T), optional
             True = a real token that queries may attend to (from :func:`attnlib.padding_mask`).
             None: every position is a real token.
+        head_mask : ndarray of float32, shape (n_heads,) or (B, n_heads), optional
+            Multiplies each head's output before the heads are merged and projected by
+            ``W_O``: 1 keeps a head, 0 removes it; one row for the whole batch, or one per
+            sequence. None keeps every head.
 
         Returns
         -------
@@ -286,12 +296,17 @@ class MiniLM:
         K = split_heads(_linear(x, w.W_K, w.b_K), H)
         V = split_heads(_linear(x, w.W_V, w.b_V), H)
         heads, weights = scaled_dot_product_attention(Q, K, V, mask=key_mask)
+        if head_mask is not None:
+            heads = heads * head_mask[..., None, None]  # (B, H, T, d_head) times (H or B, H, 1, 1)
         x = _layer_norm(x + _linear(merge_heads(heads), w.W_O, w.b_O), *w.attn_norm, eps)
         ffn = _linear(gelu(_linear(x, w.W_1, w.b_1)), w.W_2, w.b_2)
         return _layer_norm(x + ffn, *w.ffn_norm, eps), weights
 
     def forward(
-        self, ids: ArrayLike, lengths: ArrayLike | None = None
+        self,
+        ids: ArrayLike,
+        lengths: ArrayLike | None = None,
+        head_mask: ArrayLike | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Run the encoder over a batch of token ids.
 
@@ -302,6 +317,12 @@ class MiniLM:
             Real tokens per sequence; the keys after them are masked in every head. None
             means no mask: every position, padding included, is attended to (the notebook uses
             it to show what the mask prevents).
+        head_mask : array_like of float, shape (n_layers, n_heads), optional
+            ``head_mask[l, h]`` multiplies the output of head ``h`` of layer ``l`` (its
+            ``softmax(Q K^T / sqrt(d_head)) V``, before the merge and ``W_O``): 1 keeps the
+            head, 0 removes it (an *ablation*: the head still computes its attention weights,
+            which are returned, but adds nothing to the layer's output). The same convention
+            as the ``head_mask`` of Hugging Face's BERT. None (the default) keeps every head.
 
         Returns
         -------
@@ -314,20 +335,23 @@ class MiniLM:
         key_mask = None
         if lengths is not None:
             key_mask = padding_mask(lengths, T).reshape(B, 1, 1, T)  # one row for all heads
+        head_mask = self._check_head_mask(head_mask)
         x = self.embed(ids)
         hidden, weights = [x], []
         for layer in range(self.config.n_layers):
-            x, w = self.encoder_layer(x, layer, key_mask)
+            x, w = self.encoder_layer(x, layer, key_mask, head_mask[layer])
             hidden.append(x)
             weights.append(w)
         return np.stack(hidden), np.stack(weights)
 
-    def run(self, sentences: str | Sequence[str]) -> Encoding:
+    def run(self, sentences: str | Sequence[str], head_mask: ArrayLike | None = None) -> Encoding:
         """Tokenise a batch of sentences, run the encoder with the padding mask, and pool.
 
         Parameters
         ----------
         sentences : str or sequence of str
+        head_mask : array_like of float, shape (n_layers, n_heads), optional
+            Multiplies each head's output; 0 removes a head (see :meth:`forward`).
 
         Returns
         -------
@@ -335,7 +359,7 @@ class MiniLM:
             Tokens, ids, lengths, every hidden state and attention weight, and the embeddings.
         """
         tokens, ids, lengths = self.tokenize(sentences)
-        hidden, weights = self.forward(ids, lengths)
+        hidden, weights = self.forward(ids, lengths, head_mask)
         embeddings = l2_normalize(mean_pool(hidden[-1], lengths))
         return Encoding(tokens, ids, lengths, hidden, weights, embeddings)
 
@@ -380,6 +404,21 @@ class MiniLM:
             raise TypeError(f"sentence must be a string; got {type(sentence).__name__}")
         encoding = self.run([sentence])
         return encoding.tokens[0], encoding.weights[:, 0]
+
+    def _check_head_mask(self, head_mask: ArrayLike | None) -> list[np.ndarray | None]:
+        """One (n_heads,) float32 row per layer, or None for a layer whose heads are all kept."""
+        c = self.config
+        if head_mask is None:
+            return [None] * c.n_layers
+        arr = as_float_array(head_mask, "head_mask")
+        if arr.shape != (c.n_layers, c.n_heads):
+            raise ValueError(
+                f"head_mask must have shape (n_layers, n_heads) = ({c.n_layers}, {c.n_heads}),"
+                f" one factor per head; got shape {arr.shape}"
+            )
+        check_finite(arr, "head_mask")
+        arr = arr.astype(np.float32)
+        return [None if (row == 1).all() else row for row in arr]
 
     def _check_ids(self, ids: ArrayLike) -> np.ndarray:
         arr = np.asarray(ids)
