@@ -37,25 +37,27 @@
 #
 # | notebook | what you will be able to do | minutes |
 # | --- | --- | ---: |
-# | `00_start_here` | find your way around; run a first attention computation | 8 |
+# | `00_start_here` | find your way around; run a first attention computation | 7 |
 # | `01_qkv_projections` | build Q, K and V from token embeddings and state every shape, with and without a batch | 28 |
-# | `02_why_sqrt_dk` | derive $\mathrm{Var}(q \cdot k) = d_k$, as the paper that introduced the scale argues it, and check it by Monte Carlo | 27 |
+# | `02_why_sqrt_dk` | derive $\mathrm{Var}(q \cdot k) = d_k$, as the paper that introduced the scale argues it, and check it by Monte Carlo | 28 |
 # | `03_worked_example_it` | trace the "Order was late it" example by hand and reproduce every published number | 30 |
 # | `04_softmax_saturation` | watch softmax saturate as $d_k$ grows, derive its Jacobian and see the gradient vanish; live | 26 |
 # | `05_overflow_misconception` | explain why $1/\sqrt{d_k}$ is *not* there to prevent overflow | 30 |
-# | `06_masking` | apply causal and padding masks, know why the mask goes in before the softmax, and align a causal mask for a KV cache; live | 30 |
-# | `07_multi_head` | split a layer into heads, merge them with $W_O$, and count what heads cost | 29 |
-# | `08_gqa_and_kv_cache` | share K/V heads (multi-query, grouped-query attention), and size and use a KV cache; live | 28 |
-# | `09_positions` | give attention word order: sinusoidal positions, RoPE and ALiBi; live | 29 |
+# | `06_masking` | apply causal and padding masks, know why the mask goes in before the softmax, and align a causal mask for a KV cache; live | 29 |
+# | `07_multi_head` | split a layer into heads, merge them with $W_O$, and count what heads cost | 30 |
+# | `08_gqa_and_kv_cache` | share K/V heads (multi-query, grouped-query attention), and size and use a KV cache; live | 30 |
+# | `09_positions` | give attention word order: sinusoidal positions, RoPE and ALiBi; live | 30 |
 # | `10_cost_and_tiling` | count the quadratic cost of the $(T, T)$ scores, and compute attention in tiles with the online softmax (FlashAttention's idea); live | 29 |
 # | `11_gradients` | write the backward pass through a head, check it by finite differences, and see why unscaled training stalls; live | 30 |
 # | `12_active_recall` | test yourself: self-checked questions across 01-11, each pointing back to the notebook to revisit | 19 |
-# | `13_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live | 29 |
-# | `lab_bench` | every live lab at projector size, with a lab card for class | 12 |
+# | `13_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live | 28 |
+# | `lab_bench` | every live lab at projector size, with a lab card for class | 11 |
 #
-# "minutes": the main path at one sitting, prose read at 200 words a minute and 10 seconds for
+# "minutes": the main path at one sitting, prose read at 238 words a minute (the average adult's
+# rate for non-fiction), a quarter of a second for each symbol of a formula and 10 seconds for
 # each line of code (reading it, guessing what it prints, reading what it printed); collapsed
-# boxes and sections marked optional come on top. Count a few minutes more for each exercise.
+# boxes and sections marked optional come on top. The exercises take 10-25 minutes more in most
+# notebooks (the README's map gives each), and 12's questions about an hour.
 # "live": the notebook has a lab, sliders that redraw a figure as you drag them. Read the
 # notebooks in order; do 12 after 11, and again a week later to see what stayed.
 
