@@ -50,6 +50,8 @@ myst_heading_anchors = 3
 mathjax_path = f"{VENDOR_URL}/mathjax/tex-mml-chtml.js"
 
 html_theme = "sphinx_book_theme"
+# _templates/search-button-field.html: the theme's search button, named by its visible text.
+templates_path = ["_templates"]
 html_title = "attention-notebooks"
 html_static_path = [str(STATIC)]
 html_theme_options = {
@@ -62,13 +64,27 @@ html_theme_options = {
 }
 html_context = {"default_mode": "light"}  # the figures are drawn for a white page
 html_last_updated_fmt = None
-html_copy_source = False
+# The download button offers each page's source: a chapter's notebook, under its own name.
+html_copy_source = True
+html_sourcelink_suffix = ""
 html_show_sourcelink = False
 # Sphinx's search index: a local file, searched in the browser.
 html_search_language = "en"
 
 
+#: myst-nb names the toggle of a collapsed cell "Toggle hidden content", while it shows "Show code
+#: cell source": a speech-input user says what is shown (WCAG 2.5.3, axe-core's
+#: label-content-name-mismatch). Without the label, the shown words are its name.
+TOGGLE_LABEL = '<summary aria-label="Toggle hidden content">'
+
+
+def name_toggles_by_their_words(app, pagename, templatename, context, doctree) -> None:
+    if "body" in context:
+        context["body"] = context["body"].replace(TOGGLE_LABEL, "<summary>")
+
+
 def setup(app):
+    app.connect("html-page-context", name_toggles_by_their_words)
     # A change to site_layout.py (how a notebook is read) re-reads every page, as a change of
     # this file's settings does: Sphinx compares this value with the one of the last build.
     digest = hashlib.sha256((Path(__file__).parent / "site_layout.py").read_bytes()).hexdigest()

@@ -24,7 +24,10 @@ def map_minutes(text: str, pattern: str) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in re.finditer(pattern, text, re.M)}
 
 
-README_MAP = map_minutes((ROOT / "README.md").read_text(), r"^\| `(\w+)` \|.*\| (\d+) min \|$")
+#: A row of README's map: the notebook's name (linked to it, or not), ..., its minutes.
+README_MAP = map_minutes(
+    (ROOT / "README.md").read_text(), r"^\| \[?`(\w+)`(?:\]\([^)]*\))? \|.*\| (\d+) min \|$"
+)
 START_MAP = map_minutes(
     (ROOT / "notebooks" / "scripts" / "00_start_here.py").read_text(),
     r"^# \| `(\w+)` \|.*\| (\d+) \|$",
