@@ -19,28 +19,13 @@ tests); without them the tests are skipped, except in CI (CI set), where they fa
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import http.server
-import importlib.util
 import os
-import shutil
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import accessibility
-import browser
 import pytest
+from site_serving import TYPESET, build, clean_checkout, missing, new_context, reading, site_layout
 
-ROOT = browser.ROOT
-sys.path.insert(0, str(ROOT / "docs"))
-
-import site_layout  # noqa: E402
-
-SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme")
 #: The pages read: the landing page, a chapter of equations, a chapter with a lab, and the
 #: trained model's chapter (the most figures).
 EQUATIONS, LAB, FIGURES = (
@@ -66,52 +51,6 @@ PAGE_FACTS = """() => {
 }"""
 
 
-def missing() -> list[str]:
-    reasons = list(browser.MISSING)
-    if absent := [name for name in SITE_TOOLS if importlib.util.find_spec(name) is None]:
-        reasons.append(f"{', '.join(absent)} missing: pip install -r requirements-site.txt")
-    vendor = [p for p in site_layout.vendor_files().values() if not p.exists()]
-    if vendor or not accessibility.AXE.exists():
-        reasons.append("npm files missing: python tools/fetch_web_assets.py (needs npm)")
-    return reasons
-
-
-def clean_checkout(into: Path) -> Path:
-    """The repository's tracked files (as they are in the working tree) copied into ``into``,
-    and its npm files (git-ignored, fetched by tools/fetch_web_assets.py) linked beside them."""
-    tracked = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split("\0")
-    for name in filter(None, tracked):
-        source = ROOT / name
-        if source.is_file():  # a tracked file deleted in the working tree is left out
-            (into / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, into / name)
-    (into / "notebooks" / "vendor").symlink_to(site_layout.VENDOR, target_is_directory=True)
-    return into
-
-
-@contextlib.contextmanager
-def serving(folder: Path) -> Iterator[str]:
-    """``folder`` served over HTTP on 127.0.0.1 (as ``python -m http.server -d folder`` does),
-    for as long as the block runs; yields its address."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict:
     """The site built from a clean checkout: {"checkout", "site", "build" (the finished
@@ -119,48 +58,20 @@ def built(tmp_path_factory) -> dict:
     if reasons := missing():
         (pytest.fail if os.environ.get("CI") else pytest.skip)("; ".join(reasons))
     checkout = clean_checkout(tmp_path_factory.mktemp("checkout"))
-    build = subprocess.run(
-        [sys.executable, "tools/build_site.py", "--clean"],
-        cwd=checkout,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return {"checkout": checkout, "site": checkout / "build" / "site", "build": build}
+    return {"checkout": checkout, "site": checkout / "build" / "site", "build": build(checkout)}
 
 
 @pytest.fixture(scope="module")
 def reader(built):
     """Chromium reading the built site over HTTP, every request to another address refused.
 
-    Yields {"base": the site's address, "browser", "outside": every refused request,
-    "read": a function that opens a page once and returns what it found}.
+    Yields {"base": the site's address, "outside": every request refused so far, "read": a
+    function that opens a page (a name such as "index") once and returns what it found}.
     """
     if built["build"].returncode != 0:
         pytest.fail(f"the site did not build:\n{built['build'].stdout}\n{built['build'].stderr}")
-    from playwright.sync_api import sync_playwright
-
-    with (
-        serving(built["site"]) as base,
-        sync_playwright() as playwright,
-        contextlib.closing(
-            playwright.chromium.launch(
-                executable_path=str(browser.CHROMIUM), args=browser.LAUNCH_ARGS
-            )
-        ) as chromium,
-    ):
-        outside: list[str] = []
-        context = chromium.new_context(viewport={"width": 1366, "height": 768})
-
-        def refuse_outside(route) -> None:
-            url = route.request.url
-            if url.startswith(base) or url.startswith(("data:", "blob:")):
-                route.continue_()
-            else:
-                outside.append(url)
-                route.abort()
-
-        context.route("**/*", refuse_outside)
+    with reading(built["site"]) as (base, chromium, outside):
+        context = new_context(chromium, base, outside)
 
         @functools.cache
         def read(name: str) -> dict:
@@ -171,7 +82,7 @@ def reader(built):
                 "console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}")
             )
             page.goto(f"{base}{name}.html", wait_until="load")
-            page.evaluate("() => window.MathJax ? MathJax.startup.promise : null")
+            page.evaluate(TYPESET)
             return {"page": page, "errors": errors, "facts": page.evaluate(PAGE_FACTS)}
 
         try:
