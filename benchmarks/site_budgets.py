@@ -68,7 +68,7 @@ def page_megabytes(site: Path) -> dict[str, float]:
             loaded: list[int] = []
             page.on("requestfinished", lambda r, loaded=loaded: loaded.append(body_bytes(r)))
             page.goto(f"{base}{name}.html", wait_until="load")
-            page.evaluate(site_serving.TYPESET)
+            site_serving.typeset(page)
             page.wait_for_load_state("networkidle")
             found[name] = sum(loaded) / 1e6
             context.close()

@@ -119,5 +119,13 @@ def new_context(chromium, base: str, outside: list[str], width: int = 1366, heig
     return context
 
 
-#: Resolves once the page's equations are typeset (at once on a page without MathJax).
-TYPESET = "() => window.MathJax ? MathJax.startup.promise : null"
+#: True once MathJax has started (its script may load after the page's load event), or at once
+#: on a page without it.
+MATHJAX_STARTED = """() => !document.querySelector('script[src*="/mathjax/"]')
+    || Boolean(window.MathJax && MathJax.startup && MathJax.startup.promise)"""
+
+
+def typeset(page) -> None:
+    """Wait until ``page``'s equations are typeset (at once on a page without MathJax)."""
+    page.wait_for_function(MATHJAX_STARTED)
+    page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")

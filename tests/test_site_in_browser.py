@@ -24,7 +24,7 @@ import os
 
 import accessibility
 import pytest
-from site_serving import TYPESET, build, clean_checkout, missing, new_context, reading, site_layout
+from site_serving import build, clean_checkout, missing, new_context, reading, site_layout, typeset
 
 #: The pages read: the landing page, a chapter of equations, a chapter with a lab, and the
 #: trained model's chapter (the most figures).
@@ -82,7 +82,7 @@ def reader(built):
                 "console", lambda msg: msg.type == "error" and errors.append(f"console: {msg.text}")
             )
             page.goto(f"{base}{name}.html", wait_until="load")
-            page.evaluate(TYPESET)
+            typeset(page)
             return {"page": page, "errors": errors, "facts": page.evaluate(PAGE_FACTS)}
 
         try:
