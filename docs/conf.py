@@ -53,9 +53,14 @@ html_theme = "sphinx_book_theme"
 # _templates/search-button-field.html: the theme's search button, named by its visible text.
 templates_path = ["_templates"]
 html_title = "attention-notebooks"
-html_static_path = [str(STATIC)]
+# _static/site.css: the site's few style rules; STATIC: the npm files (tools/build_site.py).
+html_static_path = ["_static", str(STATIC)]
+html_css_files = ["site.css"]
+# The sidebar: the title and the chapters (the search button is in the header already).
+html_sidebars = {"**": ["navbar-logo.html", "sbt-sidebar-nav.html"]}
 html_theme_options = {
-    "home_page_in_toc": True,
+    # the title above the sidebar leads home
+    "home_page_in_toc": False,
     "show_toc_level": 2,
     "use_download_button": True,
     "use_fullscreen_button": False,
