@@ -1,9 +1,11 @@
-"""Every speed and memory figure of the project in one table (README shows its latest output).
+"""Every speed and memory figure of the project in one table (benchmarks/README.md shows its
+latest output).
 
     python benchmarks/run_all.py              # everything, about eight minutes on 2 cores
     python benchmarks/run_all.py --no-suite   # skip the timed runs of the test suite
     python benchmarks/run_all.py --no-parts   # time the whole suite, not each of its parts
     python benchmarks/run_all.py --no-browser # skip the felt latency in chromium (~1 minute)
+    python benchmarks/run_all.py --no-site    # skip the site's budgets (~1.5 minutes)
 
 Rows, each with its target:
 
@@ -25,12 +27,16 @@ Rows, each with its target:
 * felt latency: in headless chromium, from an arrow key or a drag to the gradient lab's new
   picture, voila and JupyterLab, notebook and present size, once the frames drawn ahead have
   arrived; target median under 50 ms and 90th percentile under 100 ms (``--no-browser`` skips
-  it; it needs chromium, playwright and voila, as the browser test does).
+  it; it needs chromium, playwright and voila, as the browser test does);
+* the site: its clean build's time (target at most 120 s), its size (at most 150 MB), and what
+  each page loads before the reader touches anything (at most 5 MB), ``site_budgets.py``
+  (``--no-site`` skips it; it needs the site's tools, the npm files and chromium).
 
 The measurements are the other scripts' own functions (``attention_speed``,
 ``float32_accuracy``, ``lab_update_speed``, ``tiled_attention_memory``,
-``lab_latency_in_browser``); this script only runs them together and prints one table, with
-the machine it ran on. Timings move with the machine's load: compare rows of one run.
+``lab_latency_in_browser``, ``site_budgets``); this script only runs them together and prints
+one table, with the machine it ran on. Timings move with the machine's load: compare rows of
+one run.
 
 Its output is the table. Every kernel a notebook run starts writes one warning to the stderr it
 inherits ("Kernel is running over TCP without encryption", expected on a local machine); the
@@ -281,6 +287,15 @@ def latency_rows() -> list[Row]:
     return rows
 
 
+def site_rows() -> list[Row]:
+    import site_budgets  # here: it needs playwright, which the other rows do not
+
+    missing = site_budgets.site_serving.missing()
+    if missing:
+        return [("site budgets", "not measured: " + "; ".join(missing), "", "NO")]
+    return site_budgets.rows(site_budgets.measure())
+
+
 def verdict(ok: bool) -> str:
     return "yes" if ok else "NO"
 
@@ -289,6 +304,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-suite", action="store_true", help="skip the timed test-suite run")
     parser.add_argument("--no-browser", action="store_true", help="skip the felt latency")
+    parser.add_argument("--no-site", action="store_true", help="skip the site's budgets")
     parser.add_argument(
         "--no-parts", action="store_true", help="time the whole suite only, not each part"
     )
@@ -301,6 +317,7 @@ def main() -> int:
     rows += accuracy_rows(seeds=10)
     rows += memory_rows()
     rows += [] if args.no_browser else latency_rows()
+    rows += [] if args.no_site else site_rows()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python"

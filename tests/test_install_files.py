@@ -179,7 +179,7 @@ def test_binder_post_build_stops_at_the_first_failure(tmp_path: Path) -> None:
 def test_voila_settings_cull_the_kernels_of_closed_pages_as_readme_says() -> None:
     """voila.json (read by voila from this folder): pages preheated, a page's request to shut its
     kernel down accepted, and a kernel whose page went without a word shut down after the idle
-    time README states, checked as often as it states."""
+    time the instructors' page states, checked as often as it states."""
     settings = json.loads((ROOT / "voila.json").read_text())
     cull = settings["MappingKernelManager"]
     assert settings["VoilaConfiguration"]["preheat_kernel"] is True
@@ -187,9 +187,9 @@ def test_voila_settings_cull_the_kernels_of_closed_pages_as_readme_says() -> Non
     # checks the kernels of reloaded pages)
     assert settings["Voila"]["tornado_settings"]["disable_check_xsrf"] is True
     assert cull.get("cull_connected", False) is False, "an open page's kernel would be culled"
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    page = " ".join((ROOT / "docs" / "instructors.md").read_text().split())
     stated = f"culled after {cull['cull_idle_timeout']} s idle with no page connected, checked"
-    assert f"{stated} every {cull['cull_interval']} s" in readme
+    assert f"{stated} every {cull['cull_interval']} s" in page
 
 
 def test_every_data_file_of_attnlib_is_declared_as_package_data() -> None:

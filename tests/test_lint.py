@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: What ruff checks: the package, the tests, the benchmarks, the tools and the notebooks' scripts.
-PATHS = ["attnlib", "tests", "benchmarks", "tools", "notebooks/scripts", "conftest.py"]
+#: What ruff checks: the package, the tests, the benchmarks, the tools, the site's configuration
+#: and the notebooks' scripts.
+PATHS = ["attnlib", "tests", "benchmarks", "tools", "docs", "notebooks/scripts", "conftest.py"]
 
 
 def ruff(*args: str) -> subprocess.CompletedProcess:

@@ -24,7 +24,7 @@ ONE_SITTING_MINUTES = 30
 #: README's map: notebook name -> its reading-time column ("25 min + 15 min exercises").
 README_MAP = dict(
     re.findall(
-        r"^\| `(\w+)` \|.*\| (\d+ min(?: \+ \d+ min exercises)?) \|$",
+        r"^\| \[?`(\w+)`(?:\]\([^)]*\))? \|.*\| (\d+ min(?: \+ \d+ min exercises)?) \|$",
         (ROOT / "README.md").read_text(),
         re.M,
     )
