@@ -302,7 +302,7 @@ variance_table(scaled, theory_var=lambda d: 1)
 # the variance is 1 at every width. The histograms show what the two tables say. On the left
 # the raw scores spread out as $d_k$ grows; on the right, after the division, the three
 # histograms lie on top of each other and on the standard normal curve (the plotting code is
-# collapsed; click the cell's left edge to show it).
+# collapsed; click it to show it).
 
 # %% jupyter={"source_hidden": true}
 fig, (ax_raw, ax_scaled) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")

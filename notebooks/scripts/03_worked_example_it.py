@@ -243,7 +243,7 @@ ch03.late_weights.check_solution(np.exp(sol_scores) / np.exp(sol_scores).sum())
 #
 # The matrix form computes every token's weights in one line, row by row, and the picture shows
 # them all: queries (who is attending) down the side, keys (who is attended to) across the top
-# (the plotting code is collapsed; click the cell's left edge to show it).
+# (the plotting code is collapsed; click it to show it).
 
 # %%
 weights_raw = softmax(Q @ K.T)  # no scale

@@ -357,7 +357,7 @@ plt.show()
 # *Figure:* The softmax Jacobian norm (log scale) against $d_k$ from 1 to 1024, a median line with
 # its quartile band, scaled and unscaled; the unscaled median falls by orders of magnitude.
 #
-# (The plotting code is collapsed; click the cell's left edge to show it.) Scaled, the band is
+# (The plotting code is collapsed; click it to show it.) Scaled, the band is
 # flat: the scores always have standard deviation 1, so the softmax looks
 # the same at every $d_k$. Unscaled, the median falls by orders of magnitude as $d_k$ grows; at
 # $d_k = 1024$ it is of order $10^{-6}$, five orders of magnitude below the scaled value, and

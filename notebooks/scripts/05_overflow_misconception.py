@@ -469,7 +469,7 @@ plt.show()
 # *Figure:* Against the spread of the scores (log axis): left, the largest softmax weight rises to
 # 1; right, the largest Jacobian entry falls (log scale); three float types.
 #
-# (The plotting code is collapsed; click the cell's left edge to show it.) The three float types
+# (The plotting code is collapsed; click it to show it.) The three float types
 # draw one curve (the wide pale band is float32, the other two lie on it).
 # The largest weight passes 0.99 and the gradient falls by orders of magnitude at spreads around
 # 8 to 32, the spreads of raw scores at ordinary head sizes. The naive float32 softmax (crosses)

@@ -107,7 +107,7 @@ print("row sums:", weights_causal.sum(axis=-1))
 # %% [markdown]
 # Row 0 ("The") has only itself to look at, so its weight on itself is exactly 1. Every row sums
 # to 1, and everything above the diagonal is exactly 0. As a picture, the attention map (the
-# plotting code is collapsed; click the cell's left edge to show it):
+# plotting code is collapsed; click it to show it):
 
 # %% jupyter={"source_hidden": true}
 from attnlib.pictures.heatmap import attention_heatmap
