@@ -375,8 +375,9 @@ def _check_tokens(tokens: ArrayLike, params: Params, *, repeated: bool) -> np.nd
         )
     if repeated:
         half = arr.shape[1] // 2
-        differ = int((arr[:, :half] != arr[:, half:]).any(axis=1).sum()) if half else 0
-        if arr.shape[1] % 2 or differ:
+        odd = arr.shape[1] % 2
+        differ = 0 if odd else int((arr[:, :half] != arr[:, half:]).any(axis=1).sum())
+        if odd or differ:
             raise ValueError(
                 f"tokens must be repeated sequences, shape (n, 2 * half_length) with the second"
                 f" half equal to the first (repeated_sequences makes them); got shape"
