@@ -25,7 +25,8 @@ Public functions (each checks its arguments and names the one that is wrong):
 
 * :func:`train` -> :class:`Trained` (parameters, loss history, checkpoints);
 * :func:`repeated_sequences`: the evaluation data, ``(n, 2 * half_length)``;
-* :func:`head_scores`: previous-token and induction score of every head;
+* :func:`head_scores`: previous-token and induction score of every head (of one pattern:
+  :func:`pattern_scores`);
 * :func:`loss_on_repeats`: the loss on the predictions an induction head can make, with heads
   ablated on request;
 * :func:`run`: logits and attention weights; :func:`summary`: the figures of one trained model;
@@ -55,6 +56,7 @@ from ._validation import (
     check_finite,
     check_int,
     check_positive_real,
+    check_probabilities,
 )
 from .gradients import _softmax_backward
 from .heads import _merge_heads, _split_heads
@@ -74,6 +76,7 @@ __all__ = [
     "head_scores",
     "init_params",
     "loss_on_repeats",
+    "pattern_scores",
     "repeated_sequences",
     "run",
     "snapshot",
@@ -821,15 +824,46 @@ def _copy(p: Params) -> Params:
 # --- what is measured ---------------------------------------------------------------------------
 
 
+def pattern_scores(weights: ArrayLike) -> dict[str, np.ndarray]:
+    r"""The previous-token and induction score of attention patterns on repeated sequences.
+
+    For a pattern :math:`A` of a sequence of :math:`T = 2h` tokens whose second half repeats
+    the first (positions counted from 0): the **previous-token score** is the mean of
+    :math:`A_{i, i-1}` over :math:`i = 1 .. 2h - 1`, and the **induction score** the mean of
+    :math:`A_{i, i-h+1}` over :math:`i = h .. 2h - 1` (the weight on the token that followed
+    the earlier copy of token :math:`i`).
+
+    Parameters
+    ----------
+    weights : array_like, shape (..., T, T)
+        Attention weights, rows summing to 1, ``T = 2h`` even.
+
+    Returns
+    -------
+    dict
+        ``"previous_token"`` and ``"induction"``, each an ndarray of shape ``(...)``, in [0, 1].
+    """
+    A = as_float_array(weights, "weights", min_ndim=2)
+    T = A.shape[-1]
+    if A.shape[-2] != T or T < 2 or T % 2:
+        raise ValueError(
+            f"weights must have shape (..., T, T) with T = 2h even, one row per query of a"
+            f" repeated sequence; got shape {A.shape}"
+        )
+    check_probabilities(A, "weights")
+    return _scores(A)
+
+
 def _scores(weights: np.ndarray) -> dict[str, np.ndarray]:
-    """Previous-token and induction scores from weights (n_layers, n, n_heads, T, T), T = 2h."""
+    """:func:`pattern_scores` of checked weights (..., T, T)."""
     T = weights.shape[-1]
     h = T // 2
     i = np.arange(1, T)
-    previous = weights[..., i, i - 1].mean(axis=(1, 3))
     j = np.arange(h, T)
-    induction = weights[..., j, j - h + 1].mean(axis=(1, 3))
-    return {"previous_token": previous, "induction": induction}
+    return {
+        "previous_token": weights[..., i, i - 1].mean(axis=-1),
+        "induction": weights[..., j, j - h + 1].mean(axis=-1),
+    }
 
 
 def head_scores(
@@ -866,7 +900,16 @@ def head_scores(
     tokens = _check_tokens(tokens, params, repeated=True)
     gates = _check_ablate(ablate, params)
     _, _, layers = _forward(params, tokens, gates)
-    return _scores(np.stack([layer.weights for layer in layers]))
+    return _mean_scores(layers)
+
+
+def _mean_scores(layers: list[_Layer]) -> dict[str, np.ndarray]:
+    """The scores of every head (n_layers, n_heads), averaged over the sequences."""
+    per_sequence = [_scores(layer.weights) for layer in layers]  # each (n, n_heads)
+    return {
+        name: np.stack([s[name].mean(axis=0) for s in per_sequence])
+        for name in ("previous_token", "induction")
+    }
 
 
 def _loss_on_repeats(p: Params, tokens: np.ndarray, gates: np.ndarray | None) -> float:
@@ -996,7 +1039,7 @@ def summary(trained: Trained, tokens: ArrayLike) -> Summary:
     if p.n_layers < 2:
         raise ValueError(f"summary needs a model of at least 2 layers; got n_layers={p.n_layers}")
     tokens = _check_tokens(tokens, p, repeated=True)
-    scores = _scores(np.stack([layer.weights for layer in _forward(p, tokens)[2]]))
+    scores = _mean_scores(_forward(p, tokens)[2])
     prev = (0, int(np.argmax(scores["previous_token"][0])))
     ind = (1, int(np.argmax(scores["induction"][1])))
     loss = _loss_on_repeats(p, tokens, None)
@@ -1071,8 +1114,8 @@ def snapshot(trained: Trained, step: int, tokens: ArrayLike) -> Snapshot:
         )
     checkpoint = [c for c in trained.checkpoints if c.step <= step][-1]
     p = checkpoint.params
-    weights = np.stack([layer.weights for layer in _forward(p, tokens)[2]])
-    scores = _scores(weights)
+    layers = _forward(p, tokens)[2]
+    scores = _mean_scores(layers)
     heads = (final.previous_token_head, final.induction_head)
     return Snapshot(
         checkpoint.step,
@@ -1080,5 +1123,5 @@ def snapshot(trained: Trained, step: int, tokens: ArrayLike) -> Snapshot:
         _loss_on_repeats(p, tokens, None),
         heads,
         np.array([scores["previous_token"][heads[0]], scores["induction"][heads[1]]]),
-        np.stack([weights[layer, 0, head] for layer, head in heads]),
+        np.stack([layers[layer].weights[0, head] for layer, head in heads]),
     )

@@ -21,6 +21,7 @@ from attnlib.induction import (
     head_scores,
     init_params,
     loss_on_repeats,
+    pattern_scores,
     repeated_sequences,
     run,
     snapshot,
@@ -143,6 +144,25 @@ def test_the_scores_are_the_mean_weights_on_the_previous_and_the_induction_posit
     for name in ("previous_token", "induction"):
         assert scores[name].shape == (p.n_layers, p.n_heads)
         assert ((scores[name] >= 0) & (scores[name] <= 1)).all()
+
+
+def test_head_scores_are_the_pattern_scores_averaged_over_the_sequences(held_out) -> None:
+    p = tiny_params(6)
+    weights = run(p, held_out).weights  # (n_layers, n, n_heads, T, T)
+    per_pattern = pattern_scores(weights)  # (n_layers, n, n_heads)
+    for name, value in head_scores(p, held_out).items():
+        np.testing.assert_allclose(value, per_pattern[name].mean(axis=1), atol=1e-15)
+
+
+def test_a_perfect_induction_pattern_scores_one_and_a_previous_token_pattern_zero() -> None:
+    h = 4
+    induction_pattern = np.eye(2 * h)
+    for i in range(h, 2 * h):
+        induction_pattern[i] = np.eye(2 * h)[i - h + 1]
+    scores = pattern_scores(induction_pattern)
+    assert scores["induction"] == 1.0
+    previous = pattern_scores(np.eye(2 * h, k=-1) + np.eye(2 * h)[:, :1] * np.eye(2 * h)[0])
+    assert previous["previous_token"] == 1.0 and previous["induction"] == 0.0
 
 
 def test_an_untrained_model_scores_near_chance(held_out: np.ndarray) -> None:
@@ -329,6 +349,8 @@ def bad_calls():
         (lambda: replace(p, W_E=p.W_E * np.nan), ValueError, "W_E must be finite"),
         (lambda: replace(p, W_pos=None), ValueError, "W_pos is None, but positions='learned'"),
         (lambda: replace(p, positions="rope"), ValueError, "uses no learned table"),
+        (lambda: pattern_scores(np.full((3, 3), 1 / 3)), ValueError, "T = 2h even"),
+        (lambda: pattern_scores(np.ones((2, 2))), ValueError, "each row of weights must sum"),
     ]
 
 
