@@ -654,8 +654,8 @@ class Trained:
     params : Params
         The weights after the last step.
     half_length : int
-        The half length of the evaluation sequences that fit the context
-        (``context // 2``): pass it to :func:`repeated_sequences`.
+        The half length of the evaluation sequences (the ``half_length`` of :func:`train`):
+        pass it to :func:`repeated_sequences`.
     vocab : int
         The number of token ids.
     loss : ndarray, shape (steps,)
@@ -709,6 +709,7 @@ def train(
     learning_rate: float = 0.03,
     repeats: bool = True,
     checkpoint_every: int = 20,
+    half_length: int = 12,
 ) -> Trained:
     r"""Train the model from ``np.random.default_rng(seed)``: Adam, cosine decay, one BLAS thread.
 
@@ -736,12 +737,16 @@ def train(
         copy.
     checkpoint_every : int, default 20
         Store the parameters every this many steps (and at step 0 and the last step).
+    half_length : int, default 12
+        The half length of the evaluation sequences, recorded for the caller
+        (``2 * half_length <= context``). Training does not use it: its segments have random
+        lengths, 4 to ``context // 2``; 12 sits inside that range, clear of the context's end.
 
     Returns
     -------
     Trained
-        With the final ``params``, ``half_length = context // 2``, ``vocab``, the ``loss`` of
-        every step and the ``checkpoints``.
+        With the final ``params``, ``half_length``, ``vocab``, the ``loss`` of every step and
+        the ``checkpoints``.
 
     Notes
     -----
@@ -759,6 +764,12 @@ def train(
     if not isinstance(repeats, (bool, np.bool_)):
         raise TypeError(f"repeats must be True or False; got {repeats!r}")
     checkpoint_every = check_int(checkpoint_every, "checkpoint_every")
+    half_length = check_int(half_length, "half_length", minimum=2)
+    if 2 * half_length > context:
+        raise ValueError(
+            f"half_length={half_length} makes evaluation sequences of {2 * half_length} tokens,"
+            f" longer than context={context}"
+        )
     settings = {
         "steps": steps,
         "vocab": vocab,
@@ -772,6 +783,7 @@ def train(
         "learning_rate": learning_rate,
         "repeats": bool(repeats),
         "checkpoint_every": checkpoint_every,
+        "half_length": half_length,
     }
     rng = np.random.default_rng(seed)
     params = _init_params(rng, *sizes, positions)
@@ -779,7 +791,7 @@ def train(
         params, loss, checkpoints = _adam(
             params, rng, steps, batch_size, learning_rate, bool(repeats), checkpoint_every
         )
-    return Trained(params, context // 2, vocab, loss, checkpoints, seed, settings)
+    return Trained(params, half_length, vocab, loss, checkpoints, seed, settings)
 
 
 def _adam(

@@ -41,7 +41,7 @@ def tiny_params(seed: int = 0, positions: str = "learned", **sizes) -> Params:
 @pytest.fixture(scope="module")
 def tiny_trained() -> Trained:
     """A few steps of training of a tiny model (a few hundredths of a second)."""
-    return train(3, steps=12, **TINY, batch_size=4, checkpoint_every=5)
+    return train(3, steps=12, **TINY, batch_size=4, checkpoint_every=5, half_length=4)
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +222,7 @@ def test_training_is_reproducible_from_its_seed(tiny_trained: Trained) -> None:
 
 def test_the_record_holds_params_sizes_loss_and_checkpoints(tiny_trained: Trained) -> None:
     t = tiny_trained
-    assert t.half_length == TINY["context"] // 2 and t.vocab == TINY["vocab"]
+    assert t.half_length == 4 and t.vocab == TINY["vocab"]
     assert t.loss.shape == (12,) and np.isfinite(t.loss).all()
     assert t.steps == (0, 5, 10, 12)
     assert t.checkpoints[-1].params.arrays().keys() == t.params.arrays().keys()
@@ -240,7 +240,7 @@ def test_checkpoints_are_copies_taken_as_training_went(tiny_trained: Trained) ->
 
 def test_training_lowers_the_loss_on_repeats() -> None:
     """Sixty steps of a tiny model: the heads need not form, but Adam must go downhill."""
-    t = train(0, steps=60, **{**TINY, "context": 12}, batch_size=16, learning_rate=0.05)
+    t = train(0, 60, **{**TINY, "context": 12}, batch_size=16, learning_rate=0.05, half_length=6)
     tokens = repeated_sequences(np.random.default_rng(1), 100, 6, TINY["vocab"])
     assert loss_on_repeats(t.params, tokens) < loss_on_repeats(t.checkpoints[0].params, tokens)
 
@@ -254,7 +254,7 @@ def test_training_runs_numpys_blas_on_one_thread(monkeypatch) -> None:
         return inner(*args)
 
     monkeypatch.setattr(induction, "_loss_and_gradients", spy)
-    train(0, steps=2, **TINY)
+    train(0, steps=2, **TINY, half_length=4)
     assert seen and set(seen) == {1}
 
 
@@ -332,6 +332,7 @@ def bad_calls():
         (lambda: train(0, vocab=1), ValueError, "vocab must be >= 2"),
         (lambda: train(0, repeats="yes"), TypeError, "repeats must be True or False"),
         (lambda: train(0, positions="rope", d_head=3), ValueError, "even d_head"),
+        (lambda: train(0, context=16, half_length=9), ValueError, "longer than context=16"),
         (lambda: repeated_sequences(0, 2, 3, 30), TypeError, "rng must be a numpy.random"),
         (lambda: repeated_sequences(rng, 0, 3, 30), ValueError, "n must be >= 1"),
         (lambda: repeated_sequences(rng, 2, 0, 30), ValueError, "half_length must be >= 1"),
