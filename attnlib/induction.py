@@ -166,9 +166,18 @@ class Params:
         """The number of trained numbers."""
         return sum(a.size for a in self.arrays().values())
 
+    @property
+    def dtype(self) -> np.dtype:
+        """float64, or float32 (the arrays share it)."""
+        return self.W_E.dtype
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The trained arrays by name (``W_pos`` only when it is learned)."""
         return {n: getattr(self, n) for n in _ARRAYS if getattr(self, n) is not None}
+
+    def astype(self, dtype: type | np.dtype) -> Params:
+        """A copy whose arrays are cast to ``dtype`` (float32 or float64)."""
+        return replace(self, **{n: a.astype(dtype) for n, a in self.arrays().items()})
 
     def __repr__(self) -> str:
         return (
@@ -193,9 +202,13 @@ def _check_params_fields(p: Params) -> None:
                     "W_pos is None, but positions='learned' needs a (context, d_model) table"
                 )
             continue
-        arr = as_float_array(value, name).astype(np.float64, copy=False)
+        arr = as_float_array(value, name)
         check_finite(arr, name)
         arrays[name] = arr
+    # one dtype for all: float32 if every array is float32 (training computes in it), else 64
+    dtype = np.result_type(*arrays.values())
+    dtype = dtype if dtype == np.float32 else np.dtype(np.float64)
+    arrays = {name: a.astype(dtype, copy=False) for name, a in arrays.items()}
     vocab, d_model = _shape_of(arrays["W_E"], "W_E", 2)
     n_layers, _, width = _shape_of(arrays["W_Q"], "W_Q", 3)
     if n_layers < 1 or width < 1 or width % n_heads:
@@ -454,7 +467,7 @@ def _forward(
     if p.positions == "learned":
         x = x + p.W_pos[:T]
     elif p.positions == "sinusoidal":
-        x = x + sinusoidal(T, p.d_model)
+        x = x + sinusoidal(T, p.d_model).astype(x.dtype)
     mask = causal_mask(T)
     scale = 1.0 / math.sqrt(p.d_head)
     layers = []
@@ -487,6 +500,7 @@ def _loss_and_gradients(
     ``counted`` (n, T) is 1 for the predictions in the loss, else 0.
     """
     inputs, targets = tokens[:, :-1], tokens[:, 1:]
+    counted = counted.astype(p.dtype, copy=False)
     logits, x_last, layers = _forward(p, inputs)
     log_p = _log_softmax(logits)
     chosen = np.take_along_axis(log_p, targets[..., None], axis=-1)[..., 0]
@@ -517,7 +531,7 @@ def _loss_and_gradients(
         dq = d_scores @ k
         dk = np.swapaxes(d_scores, -1, -2) @ q
         if p.positions == "rope":  # a rotation's transpose turns back: rope at -position
-            back = -np.arange(x.shape[1], dtype=np.float64)
+            back = -np.arange(x.shape[1], dtype=np.float64)  # rope casts to the dtype of dq
             dq, dk = rope(dq, back), rope(dk, back)
         dx = dx.copy()
         for name, d in (("W_Q", dq), ("W_K", dk), ("W_V", dv)):  # q = x W_Q, ...
@@ -526,7 +540,7 @@ def _loss_and_gradients(
             dx += d @ getattr(p, name)[layer].T
     grads.update(dW)
     # x_0 = W_E[tokens] (+ W_pos): each token's row collects the gradient of its positions
-    one_hot = np.zeros((inputs.size, p.vocab))
+    one_hot = np.zeros((inputs.size, p.vocab), dtype=p.dtype)
     one_hot[np.arange(inputs.size), inputs.ravel()] = 1.0
     grads["W_E"] = one_hot.T @ _flat(dx)
     if p.positions == "learned":
@@ -750,8 +764,11 @@ def train(
 
     Notes
     -----
-    numpy's BLAS is limited to one thread while training (threadpoolctl): on matrices this
-    small, two threads cost 3 to 4 times as much (``benchmarks/induction_training.py``).
+    Training computes in float32, which moves half the bytes of float64 and on this model takes
+    about half the time; the parameters and checkpoints are returned in float64 (the same
+    values). numpy's BLAS is limited to one thread while training (threadpoolctl): on matrices
+    this small, more threads cost more than they give (``benchmarks/induction_training.py``
+    measures both).
     Training is chaotic: the exact losses after the drop differ in their last digits from one
     CPU to another; the heads that form, and roughly when, do not.
     """
@@ -786,7 +803,7 @@ def train(
         "half_length": half_length,
     }
     rng = np.random.default_rng(seed)
-    params = _init_params(rng, *sizes, positions)
+    params = _init_params(rng, *sizes, positions).astype(np.float32)
     with threadpool_limits(limits=1, user_api="blas"):
         params, loss, checkpoints = _adam(
             params, rng, steps, batch_size, learning_rate, bool(repeats), checkpoint_every
@@ -806,7 +823,7 @@ def _adam(
     eps: float = 1e-8,
 ) -> tuple[Params, np.ndarray, tuple[Checkpoint, ...]]:
     """Adam with a cosine decay of the step size; the arrays of ``params`` are updated in place
-    (they are the caller's fresh copies), each checkpoint stores copies."""
+    (they are the caller's fresh copies), each checkpoint stores a float64 copy."""
     b1, b2 = betas
     arrays = params.arrays()
     m = {name: np.zeros_like(a) for name, a in arrays.items()}  # mean of the gradients
@@ -830,7 +847,8 @@ def _adam(
 
 
 def _copy(p: Params) -> Params:
-    return replace(p, **{name: a.copy() for name, a in p.arrays().items()})
+    """A float64 copy (of the float32 values training computes with)."""
+    return p.astype(np.float64)
 
 
 # --- what is measured ---------------------------------------------------------------------------

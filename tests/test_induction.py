@@ -232,10 +232,33 @@ def test_the_record_holds_params_sizes_loss_and_checkpoints(tiny_trained: Traine
 
 
 def test_checkpoints_are_copies_taken_as_training_went(tiny_trained: Trained) -> None:
-    start = init_params(np.random.default_rng(3), **TINY)
+    start = init_params(np.random.default_rng(3), **TINY).astype(np.float32).astype(np.float64)
     for name, a in start.arrays().items():
         np.testing.assert_array_equal(tiny_trained.checkpoints[0].params.arrays()[name], a)
     assert not np.array_equal(tiny_trained.checkpoints[1].params.W_Q, start.W_Q)
+
+
+def test_params_keep_float32_and_astype_casts_every_array() -> None:
+    p32 = tiny_params(0).astype(np.float32)
+    assert p32.dtype == np.float32 and all(a.dtype == np.float32 for a in p32.arrays().values())
+    mixed = replace(p32, W_U=p32.W_U.astype(np.float64))  # one float64 array: all float64
+    assert all(a.dtype == np.float64 for a in mixed.arrays().values())
+
+
+def test_float32_gradients_are_the_float64_ones_to_float32_precision() -> None:
+    p = tiny_params(7)
+    tokens, counted = induction._training_batch(np.random.default_rng(7), 4, 9, 5, True)
+    loss64, g64 = induction._loss_and_gradients(p, tokens, counted)
+    loss32, g32 = induction._loss_and_gradients(p.astype(np.float32), tokens, counted)
+    assert loss32 == pytest.approx(loss64, rel=1e-5)
+    for name in g64:
+        assert g32[name].dtype == np.float32
+        np.testing.assert_allclose(g32[name], g64[name], rtol=1e-3, atol=1e-5)
+
+
+def test_training_returns_float64_parameters() -> None:
+    t = train(0, steps=2, **TINY, half_length=4)
+    assert all(c.params.dtype == np.float64 for c in t.checkpoints)
 
 
 def test_training_lowers_the_loss_on_repeats() -> None:
