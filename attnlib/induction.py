@@ -30,6 +30,7 @@ Public functions (each checks its arguments and names the one that is wrong):
 * :func:`loss_on_repeats`: the loss on the predictions an induction head can make, with heads
   ablated on request;
 * :func:`run`: logits and attention weights; :func:`summary`: the figures of one trained model;
+  :func:`training_curves`: its loss and its two heads' scores at every checkpoint;
   :func:`snapshot`: what a training-step lab shows at one stored step.
 
 The training data (found in a trial, see the notebook): each row holds random filler and a
@@ -67,6 +68,7 @@ from .softmax import _softmax_inplace
 __all__ = [
     "POSITIONS",
     "Checkpoint",
+    "Curves",
     "Params",
     "Run",
     "Snapshot",
@@ -82,6 +84,7 @@ __all__ = [
     "snapshot",
     "summary",
     "train",
+    "training_curves",
 ]
 
 #: How word order enters the model: a trained table added to the embeddings, the fixed
@@ -943,9 +946,14 @@ def _mean_scores(layers: list[_Layer]) -> dict[str, np.ndarray]:
 
 
 def _loss_on_repeats(p: Params, tokens: np.ndarray, gates: np.ndarray | None) -> float:
+    return _repeat_loss(_forward(p, tokens, gates)[0], tokens)
+
+
+def _repeat_loss(logits: np.ndarray, tokens: np.ndarray) -> float:
+    """The loss on repeats from the logits (n, 2h, vocab) of the whole sequences: the
+    predictions at h .. 2h - 2 (causal, so the last token changes none of them)."""
     h = tokens.shape[1] // 2
-    logits, _, _ = _forward(p, tokens[:, :-1], gates)
-    log_p = _log_softmax(logits[:, h:])  # predictions at positions h .. 2h - 2
+    log_p = _log_softmax(logits[:, h:-1])
     return float(-np.take_along_axis(log_p, tokens[:, h + 1 :, None], axis=-1).mean())
 
 
@@ -1069,10 +1077,11 @@ def summary(trained: Trained, tokens: ArrayLike) -> Summary:
     if p.n_layers < 2:
         raise ValueError(f"summary needs a model of at least 2 layers; got n_layers={p.n_layers}")
     tokens = _check_tokens(tokens, p, repeated=True)
-    scores = _mean_scores(_forward(p, tokens)[2])
+    logits, _, layers = _forward(p, tokens)
+    scores = _mean_scores(layers)
     prev = (0, int(np.argmax(scores["previous_token"][0])))
     ind = (1, int(np.argmax(scores["induction"][1])))
-    loss = _loss_on_repeats(p, tokens, None)
+    loss = _repeat_loss(logits, tokens)
     ablated = _loss_on_repeats(p, tokens, _check_ablate([ind], p))
     score = float(scores["induction"][ind])
     return Summary(
@@ -1085,6 +1094,58 @@ def summary(trained: Trained, tokens: ArrayLike) -> Summary:
         ablated / loss,
         drop_step(trained.loss) if trained.loss.size >= 20 else None,
         bool(score >= FORMED_SCORE and ablated >= FORMED_RATIO * loss),
+    )
+
+
+class Curves(NamedTuple):
+    """The two heads' scores and the held-out loss at every checkpoint (:func:`training_curves`).
+
+    Attributes
+    ----------
+    steps : ndarray of int, shape (n_checkpoints,)
+        The stored steps, from 0.
+    loss_on_repeats : ndarray, shape (n_checkpoints,)
+        :func:`loss_on_repeats` at each stored step.
+    heads : tuple of (int, int)
+        (layer, head) of the previous-token head and the induction head of the final model.
+    previous_token, induction : ndarray, shape (n_checkpoints,)
+        Their scores at each stored step.
+    """
+
+    steps: np.ndarray
+    loss_on_repeats: np.ndarray
+    heads: tuple[tuple[int, int], tuple[int, int]]
+    previous_token: np.ndarray
+    induction: np.ndarray
+
+
+def training_curves(trained: Trained, tokens: ArrayLike) -> Curves:
+    """The loss on repeats and the scores of the final model's two heads, checkpoint by
+    checkpoint: how the heads formed.
+
+    Parameters
+    ----------
+    trained : Trained
+        A model of at least two layers.
+    tokens : array_like of int, shape (n, 2 * h)
+        Held-out repeated sequences.
+
+    Returns
+    -------
+    Curves
+    """
+    final = summary(trained, tokens)  # checks trained and tokens
+    tokens = np.asarray(tokens).astype(np.intp)
+    heads = (final.previous_token_head, final.induction_head)
+    losses, previous, induced = [], [], []
+    for checkpoint in trained.checkpoints:
+        logits, _, layers = _forward(checkpoint.params, tokens)
+        scores = _mean_scores(layers)
+        previous.append(scores["previous_token"][heads[0]])
+        induced.append(scores["induction"][heads[1]])
+        losses.append(_repeat_loss(logits, tokens))
+    return Curves(
+        np.array(trained.steps), np.array(losses), heads, np.array(previous), np.array(induced)
     )
 
 
@@ -1144,13 +1205,13 @@ def snapshot(trained: Trained, step: int, tokens: ArrayLike) -> Snapshot:
         )
     checkpoint = [c for c in trained.checkpoints if c.step <= step][-1]
     p = checkpoint.params
-    layers = _forward(p, tokens)[2]
+    logits, _, layers = _forward(p, tokens)
     scores = _mean_scores(layers)
     heads = (final.previous_token_head, final.induction_head)
     return Snapshot(
         checkpoint.step,
         trained.loss,
-        _loss_on_repeats(p, tokens, None),
+        _repeat_loss(logits, tokens),
         heads,
         np.array([scores["previous_token"][heads[0]], scores["induction"][heads[1]]]),
         np.stack([layers[layer].weights[0, head] for layer, head in heads]),

@@ -311,6 +311,22 @@ def test_summary_picks_the_best_heads_and_measures_the_ablation(tiny_trained, he
     assert s.formed == (s.induction_score >= 0.5 and s.ablation_ratio >= 2)
 
 
+def test_training_curves_are_the_checkpoints_losses_and_the_final_heads_scores(
+    tiny_trained: Trained, held_out: np.ndarray
+) -> None:
+    curves = induction.training_curves(tiny_trained, held_out)
+    final = summary(tiny_trained, held_out)
+    assert curves.heads == (final.previous_token_head, final.induction_head)
+    np.testing.assert_array_equal(curves.steps, tiny_trained.steps)
+    for i, checkpoint in enumerate(tiny_trained.checkpoints):
+        scores = head_scores(checkpoint.params, held_out)
+        assert curves.loss_on_repeats[i] == pytest.approx(
+            loss_on_repeats(checkpoint.params, held_out), rel=1e-12
+        )
+        assert curves.previous_token[i] == scores["previous_token"][final.previous_token_head]
+        assert curves.induction[i] == scores["induction"][final.induction_head]
+
+
 @pytest.mark.parametrize("step", [0, 4, 5, 11, 12])
 def test_a_snapshot_shows_the_latest_checkpoint_at_or_before_the_step(
     tiny_trained: Trained, held_out: np.ndarray, step: int
@@ -320,7 +336,7 @@ def test_a_snapshot_shows_the_latest_checkpoint_at_or_before_the_step(
     p = tiny_trained.at(step)
     assert shot.step == stored
     np.testing.assert_array_equal(shot.loss, tiny_trained.loss)
-    assert shot.loss_on_repeats == loss_on_repeats(p, held_out)
+    assert shot.loss_on_repeats == pytest.approx(loss_on_repeats(p, held_out), rel=1e-12)
     weights = run(p, held_out).weights
     scores = head_scores(p, held_out)
     (l0, h0), (l1, h1) = shot.heads
