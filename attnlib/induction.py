@@ -989,21 +989,22 @@ def loss_on_repeats(params: Params, tokens: ArrayLike, ablate: Iterable | None =
 
 
 def drop_step(loss: ArrayLike, window: int = 20) -> int | None:
-    """The step of the sudden drop: where the training loss's running mean first falls below
-    half its starting value.
+    """The step of the sudden drop: where the training loss, averaged over ``window`` steps,
+    first falls below half its starting value.
 
     Parameters
     ----------
     loss : array_like, shape (steps,)
-        A training curve (``Trained.loss``), starting near ``ln(vocab)``.
+        A training curve (``Trained.loss``: entry ``t - 1`` is the loss of step ``t``),
+        starting near ``ln(vocab)``.
     window : int, default 20
         Steps averaged (the curve of small batches is noisy).
 
     Returns
     -------
     int or None
-        The last step of the first window whose mean is below half the mean of the first
-        window; None if the loss never gets there.
+        The middle step of the first window whose mean is below half the mean of the first
+        window (steps counted from 1); None if the loss never gets there.
     """
     loss = as_float_array(loss, "loss", min_ndim=1)
     window = check_int(window, "window")
@@ -1014,7 +1015,7 @@ def drop_step(loss: ArrayLike, window: int = 20) -> int | None:
     check_finite(loss, "loss")
     running = np.convolve(loss, np.ones(window) / window, mode="valid")
     below = np.flatnonzero(running < running[0] / 2)
-    return int(below[0]) + window if below.size else None
+    return int(below[0]) + 1 + window // 2 if below.size else None
 
 
 class Summary(NamedTuple):

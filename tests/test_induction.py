@@ -295,8 +295,9 @@ def test_the_baseline_trains_on_rows_that_never_repeat() -> None:
 
 def test_drop_step_is_where_the_running_mean_falls_below_half_its_start() -> None:
     curve = np.r_[np.full(50, 3.4), np.full(50, 0.4)]  # steps 1-50, then 51-100
-    # steps 47-56 average (4 x 3.4 + 6 x 0.4) / 10 = 1.6, the first window below 3.4 / 2
-    assert drop_step(curve, window=10) == 56
+    # steps 47-56 average (4 x 3.4 + 6 x 0.4) / 10 = 1.6, the first window below 3.4 / 2;
+    # its middle step is 47 + 10 // 2
+    assert drop_step(curve, window=10) == 52
     assert drop_step(np.full(100, 3.4)) is None
 
 

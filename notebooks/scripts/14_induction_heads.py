@@ -136,7 +136,7 @@ print("head 0, query 5, keys 0..5:", A[0, 5, :6])
 # %%
 trained = train(SEED)  # a second or two: float32, numpy's BLAS on one thread
 curves = induction.training_curves(trained, held_out)  # at the checkpoints, every 20 steps
-drop = induction.drop_step(trained.loss)  # where the running mean halves
+drop = induction.drop_step(trained.loss)  # where the loss (over 20 steps) halves
 print(f"{len(trained.loss)} steps; checkpoints at steps {curves.steps[:3]} ... {curves.steps[-1]}")
 
 # %% [markdown]
@@ -366,6 +366,7 @@ ax.axhline(1, color="0.4", ls=":", label="1x: no change")
 ax.set_xticks(range(3), [f"zero the {n}" for n in names])
 ax.set_yscale("log")
 ax.set_yticks([1, 2, 4, 8], ["1", "2", "4", "8"])
+ax.minorticks_off()
 ax.set_ylabel("loss on repeats, times")
 ax.legend(fontsize=8)
 ax.grid(axis="y", alpha=0.3)
