@@ -770,8 +770,8 @@ def train(
     Training computes in float32, which moves half the bytes of float64 and on this model takes
     about half the time; the parameters and checkpoints are returned in float64 (the same
     values). numpy's BLAS is limited to one thread while training (threadpoolctl): on matrices
-    this small, more threads cost more than they give (``benchmarks/induction_training.py``
-    measures both).
+    this small more threads gave no speed-up, and one thread keeps the run predictable on a
+    shared machine (``benchmarks/induction_training.py`` measures both choices).
     Training is chaotic: the exact losses after the drop differ in their last digits from one
     CPU to another; the heads that form, and roughly when, do not.
     """

@@ -19,8 +19,9 @@ seconds of this process, ``time.process_time``, move less):
   held-out repeated sequences, and zeroing that head at least doubles the loss on repeats),
   the step of the drop, the best induction and previous-token scores, the ablation ratio.
   Baselines per seed: the untrained start and a model trained on rows that never repeat; and
-  chance, 1 / (keys a query may see), averaged. Then RoPE at 400 and 800 steps, and the
-  evaluation at h = 16 (the whole context), on the five notebook seeds.
+  chance, 1 / (keys a query may see), averaged. Then RoPE at 400 and 800 steps, learned
+  positions at 800 steps, and the evaluation at h = 16 (the whole context), on the five
+  notebook seeds.
 
 :func:`rows` gives the headline figures to ``run_all.py``.
 """
@@ -225,6 +226,7 @@ def main() -> int:
         print_seeds("notebook settings, the ten tuning seeds", seed_figures(TUNING_SEEDS))
         print_seeds("RoPE, 400 steps", seed_figures(HELD_OUT_SEEDS, positions="rope"))
         print_seeds("RoPE, 800 steps", seed_figures(HELD_OUT_SEEDS, positions="rope", steps=800))
+        print_seeds("learned positions, 800 steps", seed_figures(HELD_OUT_SEEDS, steps=800))
         long = held_out(16)
         print("\nevaluated at h = 16 (the whole context), the five untuned seeds:")
         for seed in HELD_OUT_SEEDS:

@@ -178,8 +178,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# *Figure:* Left, the loss against the training step: flat near $\ln 30$, then a sudden drop
-# (red line). Right, the two heads' scores: near zero until the drop, climbing with it.
+# *Figure:* The loss against the training step (left), flat near $\ln 30$ and then falling
+# fast at the red line, and the two heads' scores (right), near zero until the drop and
+# climbing with it.
 #
 # For a couple of hundred steps the loss sits at chance, then it falls within a few dozen: the
 # **phase change** that Olsson et al. saw in large models, with both scores climbing at the
@@ -270,9 +271,9 @@ fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
 plt.show()
 
 # %% [markdown]
-# *Figure:* Two 24 × 24 patterns (queries down, keys across, red lines at the middle). Left, a
-# dark diagonal just below the main one: each token looks at its predecessor. Right, in the
-# second half, a stripe $h - 1 = 11$ positions back: the token after the earlier copy.
+# *Figure:* Two 24 × 24 patterns (queries down, keys across, red lines at the middle): a dark
+# diagonal just below the main one, each token looking at its predecessor (left), and in the
+# second half a stripe $h - 1 = 11$ positions back, at the token after the earlier copy (right).
 #
 # ## 5. Evidence, not anecdote: five seeds and three baselines
 #
@@ -297,10 +298,11 @@ no_repeats = [best(train(s, repeats=False).params) for s in SEEDS]
 # and zeroing that head at least doubles the loss on repeats), at which step, and how clearly:
 
 # %% tags=["nbval-ignore-output"]
-print("seed  formed  drop  induction  previous-token  loss  ablation ratio")
+print("seed  formed  drop  induction  previous-token  loss  ablation ratio  heads (prev, ind)")
 for s, f in found.items():
+    heads = f"{f.previous_token_head} {f.induction_head}"
     print(
-        f"{s:4}  {f.formed!s:6}  {f.drop_step!s:>4}  {f.induction_score:9.3f}  {f.previous_token_score:14.3f}  {f.loss:.3f}  {f.ablation_ratio:14.2f}"
+        f"{s:4}  {f.formed!s:6}  {f.drop_step!s:>4}  {f.induction_score:9.3f}  {f.previous_token_score:14.3f}  {f.loss:.3f}  {f.ablation_ratio:14.2f}  {heads}"
     )
 print("untrained:", np.round(untrained, 3), " never-repeating rows:", np.round(no_repeats, 3))
 
@@ -425,8 +427,9 @@ print("previous-token head zeroed: induction score below half in", sum(fell), "o
 #
 # **What this notebook shows.** Heads that *track a positional offset* (previous-token) and
 # heads that *match repeated tokens* (induction) appear in training, in each of five seeds, at
-# a sharp step, and the model uses them. Nothing in the code gives a head its job; which head
-# takes which job differs from seed to seed. In that sense the specialisation is emergent.
+# a sharp step, and the model uses them. Nothing in the code gives a head its job, and which
+# head takes which job differs from seed to seed (section 5's table). In that sense the
+# specialisation is emergent.
 #
 # **What it does not show.** "Not designed" needs care: the *task* was designed (section 3's
 # details), and on rows that never repeat no head formed. The heads emerge when the data
