@@ -33,10 +33,11 @@ Public functions (each checks its arguments and names the one that is wrong):
   :func:`training_curves`: its loss and its two heads' scores at every checkpoint;
   :func:`snapshot`: what a training-step lab shows at one stored step.
 
-The training data (found in a trial, see the notebook): each row holds random filler and a
-segment of random length repeated once; the loss counts only the predictions inside the second
-copy. Rows of exactly the evaluation format let a model find a shortcut (heads that look a fixed
-distance back); the loss on every position did not form the heads in 3,000 steps.
+The training data: each row holds random filler and a segment of random length repeated once;
+the loss counts only the predictions inside the second copy. A trial made before this module
+was written chose both: rows of exactly the evaluation format let a model find a shortcut
+(heads that look a fixed distance back), and with the loss on every position no induction head
+formed in 3,000 steps.
 """
 
 from __future__ import annotations

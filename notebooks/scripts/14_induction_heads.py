@@ -124,12 +124,13 @@ print("head 0, query 5, keys 0..5:", A[0, 5, :6])
 #
 # <details><summary>Why these rows and this loss</summary>
 #
-# Both came out of trials made while building this notebook. Trained on exactly the evaluation
-# format (a copy always 12 tokens back), a model found a shortcut: heads that look a fixed
-# distance back, no previous-token head, and no head whose ablation mattered. Random lengths
-# and positions rule that out. With the loss on every prediction, most of the signal is noise
-# (random tokens cannot be predicted) and no induction head formed in 3,000 steps. The cosine
-# decay made the ablation result of section 6 hold on every seed tried.
+# Both came out of a trial run before this notebook was written (it is not repeated here).
+# Trained on exactly the evaluation format (a copy always 12 tokens back), a model found a
+# shortcut: heads that look a fixed distance back, no previous-token head, and no head whose
+# ablation mattered. Random lengths and positions rule that out. With the loss on every
+# prediction, most of the signal is noise (random tokens cannot be predicted), and no induction
+# head formed in 3,000 steps. The cosine decay made the ablation result of section 6 hold on
+# every seed that trial tried.
 #
 # </details>
 
