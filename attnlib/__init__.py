@@ -6,7 +6,8 @@ The mathematics is at the top level (``softmax``, ``attention``, ``masks``, ``he
 ``kv_cache``, ``tiled``, ``gradients``, ``variance``, ``saturation``, ``retrieval``) with the
 example data (``examples``); pictures, live labs, self-checked exercises and the pretrained model
 are subpackages: ``attnlib.pictures``, ``attnlib.labs``, ``attnlib.exercises`` and
-``attnlib.pretrained`` (imported on demand, so ``import attnlib`` stays light).
+``attnlib.pretrained`` (imported on demand, so ``import attnlib`` stays light), and so is
+``attnlib.induction``, the small causal transformer that notebook 14 trains.
 """
 
 from . import examples

@@ -26,6 +26,8 @@ ch09       09_positions                                 rope_pair, rope_score, a
 ch10       10_cost_and_tiling                           online_softmax_step
 ch11       11_gradients                                 softmax_backward
 recall     12_active_recall                             one per idea of 01-11
+ch14       14_induction_heads                           induction_target, induction_score,
+                                                        composition
 =========  ===========================================  ===================================
 
 The kinds of exercise (:mod:`attnlib.exercises.checking`): a number (``NumberExercise``, with a
@@ -94,7 +96,7 @@ How to add an exercise to a notebook (recipe)
    solution cell in every notebook that imports ``attnlib.exercises``.
 """
 
-from . import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, recall
+from . import ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, ch14, recall
 from .checking import progress_report, say
 
 __all__ = [
@@ -109,11 +111,12 @@ __all__ = [
     "ch09",
     "ch10",
     "ch11",
+    "ch14",
     "progress",
     "recall",
 ]
 
-_CHAPTERS = (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, recall)
+_CHAPTERS = (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11, recall, ch14)
 
 
 def progress() -> None:
