@@ -16,7 +16,7 @@ Prints median and 90th percentile per frontend, size and input. Aim: median < 50
 90th percentile < 100 ms. The machine's load changes the figures: compare within one run.
 
 By default the moves start once the kernel has drawn ahead every frame one move away
-(:mod:`attnlib.labs.ahead`; the benchmark waits until no picture-sized message has reached
+(:mod:`attnlib.liveview.ahead`; the benchmark waits until no picture-sized message has reached
 the page for 2 s and prints how long that took), where a lab is a few seconds after it appears.
 With ``--opening`` they start at once, while the frames are still being drawn and sent: a
 student's first moves.
@@ -31,7 +31,7 @@ Measurements so far (moved here from the lab machinery's docstring)
 Felt latency. Once a browser shows a lab, the kernel draws ahead, between moves, every frame one
 move away (each value of each slider, toggle and checkbox, the other controls where they are) and
 the browser keeps them: a move to such a state shows its picture, caption and readouts at once,
-with no round trip (:mod:`attnlib.labs.ahead`). Measured in headless chromium on the 2-core
+with no round trip (:mod:`attnlib.liveview.ahead`). Measured in headless chromium on the 2-core
 machine (``benchmarks/lab_latency_in_browser.py``, 2026-12-01, gradient lab), from a key press or a
 drag to the new picture, JupyterLab and voila, notebook and present size: keys 4-9 ms median (90th
 percentile 7-51 ms), drags 6-20 ms (17-58 ms), against 35-95 ms medians before. Drawing ahead takes
@@ -99,7 +99,7 @@ CELLS = [
 #: Run first in the served notebook: every ``Lab.update`` appends "start end" (ms, wall clock)
 #: to the log file named by {log!r}.
 TIME_UPDATES = """import time
-from attnlib.labs.lab import Lab
+from attnlib.liveview.lab import Lab
 
 _draw = Lab._draw
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator
 import ipywidgets as widgets
 
 import attnlib.labs
-import attnlib.labs.figure as figure
+import attnlib.liveview.figure as figure
 
 
 def discover_labs() -> dict[str, Callable]:

@@ -67,7 +67,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     """End the browser session once the browser tests are done (after their pages, which the
     files' own fixtures close): while Playwright runs, its event loop counts as running in this
     thread, so that a later test on this worker would find it (``asyncio.get_running_loop()``)
-    and a lab would wait for that loop to draw ahead (attnlib.labs.ahead): 7 tests of
+    and a lab would wait for that loop to draw ahead (attnlib.liveview.ahead): 7 tests of
     test_drawing_ahead.py failed after the browser files."""
     try:
         return (yield)

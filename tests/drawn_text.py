@@ -2,7 +2,7 @@
 
 A text is the rectangle its layout takes (rotated with it), in pixels of the rendered picture:
 every ``Text`` a full draw of the figure draws (tick labels, titles, legends, annotations) and
-every label of a :class:`attnlib.labs.text_labels.TextLabels`.
+every label of a :class:`attnlib.liveview.text_labels.TextLabels`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.text import Text
 
 #: The smallest text a lab picture may have at notebook size, in pixels (present mode's floor is
-#: ``attnlib.labs.present.PRESENT_MIN_TEXT_PX``, which ``Lab`` itself enforces).
+#: ``attnlib.liveview.present.PRESENT_MIN_TEXT_PX``, which ``Lab`` itself enforces).
 NOTEBOOK_MIN_TEXT_PX = 9.5
 
 #: How far two texts may overlap (antialiased edges), in pixels.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import attnlib.labs
-from attnlib.labs.lab import Lab
+from attnlib.liveview.lab import Lab
 from attnlib.softmax import softmax
 
 #: Every ``*_lab`` of the package.

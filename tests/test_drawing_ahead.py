@@ -1,4 +1,4 @@
-"""Frames drawn ahead (attnlib.labs.ahead): what a lab sends a browser that said "hello".
+"""Frames drawn ahead (attnlib.liveview.ahead): what a lab sends a browser that said "hello".
 
 The browser half (frames.js) is checked in chromium by tests/test_labs_in_browser.py: there a
 move to a state drawn ahead shows its picture with no picture from the kernel.
@@ -15,8 +15,8 @@ from lab_factories import LAB_NAMES, make_lab, record_frames
 
 from attnlib.labs import gradient_lab, saturation_lab
 from attnlib.labs.gradient import D_K_OPTIONS, LAB_STEPS
-from attnlib.labs.lab import Lab
-from attnlib.labs.states import detached_copy, position, reachable, state_key
+from attnlib.liveview.lab import Lab
+from attnlib.liveview.states import detached_copy, position, reachable, state_key
 
 LABS = {name: (lambda name=name: make_lab(name)) for name in LAB_NAMES}
 LABS["gradient_lab"] = lambda: gradient_lab(d_k=16, scaled=False, step=5)

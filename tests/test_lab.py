@@ -1,4 +1,4 @@
-"""attnlib.labs.lab and the machinery it uses (figure, encoders, controls, present mode),
+"""attnlib.liveview.lab and the machinery it uses (figure, encoders, controls, present mode),
 driven without a browser."""
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from lab_factories import make_lab, record_frames
 from PIL import Image
 
 import attnlib.labs
-import attnlib.labs.present as present
-from attnlib.labs.encoders import JPEG_QUALITY, encode_jpeg, encode_png
-from attnlib.labs.figure import LiveFigure
-from attnlib.labs.lab import Lab, heading_and_detail
-from attnlib.labs.text_labels import TextLabels
+import attnlib.liveview.present as present
+from attnlib.liveview.encoders import JPEG_QUALITY, encode_jpeg, encode_png
+from attnlib.liveview.figure import LiveFigure
+from attnlib.liveview.lab import Lab, heading_and_detail
+from attnlib.liveview.text_labels import TextLabels
 
 X = np.linspace(0, 1, 5)
 

@@ -24,14 +24,14 @@ import pytest
 from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 from lab_factories import LAB_NAMES, make_lab, record_frames
 
-from attnlib.labs.present import (
+from attnlib.liveview.present import (
     PRESENT_MIN_SHOWN_PX,
     PRESENT_MIN_TEXT_PX,
     PRESENT_SCREENS,
     PRESENT_WIDTH_PX,
     present_height_px,
 )
-from attnlib.labs.states import reachable
+from attnlib.liveview.states import reachable
 
 SIZES = {"notebook": False, "present": True}
 BENCH = Path(__file__).resolve().parents[1] / "notebooks" / "lab_bench.ipynb"

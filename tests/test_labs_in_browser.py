@@ -437,7 +437,7 @@ def bench_lab_names(bench) -> list[str]:
 
 
 def test_lab_bench_a_frame_drawn_ahead_shows_without_a_picture_from_the_kernel(bench) -> None:
-    """Once the frames drawn ahead have arrived (attnlib.labs.ahead), a step of the gradient
+    """Once the frames drawn ahead have arrived (attnlib.liveview.ahead), a step of the gradient
     lab shows its picture with no picture from the kernel."""
     gradient = bench.labs.filter(has_text="Training a retrieval head")
     settle(bench.page)

@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import numpy as np
 import pytest
 
-from attnlib.labs.lab import Lab
+from attnlib.liveview.lab import Lab
 from attnlib.labs.trained_attention import (
     LABEL_CHARS,
     MAX_TOKENS,

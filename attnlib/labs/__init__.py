@@ -1,11 +1,8 @@
-"""Live labs: each ``*_lab(...)`` returns a :class:`~attnlib.labs.lab.Lab` to display in a cell.
+"""Live labs: each ``*_lab(...)`` returns a :class:`~attnlib.liveview.Lab` to display in a cell.
 
-``X_lab`` lives in ``attnlib/labs/X.py``, beside the machinery every lab shares, one job per
-module: :mod:`~attnlib.labs.lab` (the Lab), :mod:`~attnlib.labs.figure` (the figure redrawn in
-place) and :mod:`~attnlib.labs.encoders`, :mod:`~attnlib.labs.controls` (their layout),
-:mod:`~attnlib.labs.present` (projector size), :mod:`~attnlib.labs.states` (state keys),
-:mod:`~attnlib.labs.frames` (the browser's store, the one writer of what a lab shows),
-:mod:`~attnlib.labs.ahead` (frames drawn ahead) and :mod:`~attnlib.labs.text_labels`.
+``X_lab`` lives in ``attnlib/labs/X.py``: a lab is its controls, a ``make_view`` and an
+``update_view`` of its own, handed to :class:`~attnlib.liveview.Lab`; the machinery that shows it
+(drawing, the browser's frame store, drawing ahead, projector size) is :mod:`attnlib.liveview`'s.
 """
 
 from .gqa import gqa_lab

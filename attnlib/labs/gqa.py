@@ -29,9 +29,8 @@ from numpy.typing import DTypeLike
 from .._validation import check_int
 from ..heads import attention_kind, kv_head_index
 from ..kv_cache import kv_cache_bytes
+from ..liveview import Lab, TextLabels, heading_and_detail
 from ..pictures.head_sharing import group_colors, sharing_layout
-from .lab import Lab, heading_and_detail
-from .text_labels import TextLabels
 
 __all__ = [
     "HEAD_COUNTS",
@@ -255,11 +254,11 @@ def gqa_lab(
         Context length shown first; one of :data:`TOKEN_COUNTS`.
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.labs.present`).
+        14 pt, large controls (see :mod:`attnlib.liveview.present`).
 
     Returns
     -------
-    attnlib.labs.lab.Lab
+    attnlib.liveview.lab.Lab
         An ipywidgets VBox: controls ``n_heads``, ``n_kv_heads``, ``n_tokens``; ``lab.state``
         holds the numbers on show (see :func:`update_gqa_view`), ``lab.caption`` their two
         lines of text.

@@ -24,8 +24,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotation
 
 from .._validation import check_int
+from ..liveview import Lab
 from ..retrieval import retrieval_problem, train_retrieval
-from .lab import Lab
 
 __all__ = [
     "D_K_OPTIONS",
@@ -259,7 +259,7 @@ def gradient_lab(
         Seed of the task and the starting projections (see :func:`training_runs`).
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.labs.present`).
+        14 pt, large controls (see :mod:`attnlib.liveview.present`).
 
     Returns
     -------

@@ -12,7 +12,7 @@ row no longer sums to 1, and changing a future key would change the past.
 
 The numbers come from :func:`masking_weights`, a plain function; :func:`update_masking_view`
 puts them on the figure's artists in place. Both run without a browser, which is how the tests
-drive the lab. The live figure is the shared machinery of :mod:`attnlib.labs.lab`.
+drive the lab. The live figure is the shared machinery of :mod:`attnlib.liveview.lab`.
 """
 
 from __future__ import annotations
@@ -32,12 +32,11 @@ from numpy.typing import ArrayLike
 from .._validation import as_float_array, check_finite, check_int
 from ..examples import MASKING_SENTENCE as SENTENCE
 from ..examples import masking_scores as sentence_scores
+from ..liveview import Lab, TextLabels, heading_and_detail
 from ..masks import causal_mask, padding_mask
 from ..pictures.cell_mesh import cell_mesh, set_cell_colours, weight_colorbar
 from ..pictures.heatmap import attention_axes, token_ticks
 from ..softmax import softmax
-from .lab import Lab, heading_and_detail
-from .text_labels import TextLabels
 
 __all__ = [
     "MASK_TYPES",
@@ -341,11 +340,11 @@ def masking_lab(
         The first padding length (used by the padding types; the slider is disabled otherwise).
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.labs.present`).
+        14 pt, large controls (see :mod:`attnlib.liveview.present`).
 
     Returns
     -------
-    attnlib.labs.lab.Lab
+    attnlib.liveview.lab.Lab
         An ipywidgets VBox: controls ``query``, ``mask_type``, ``length``; ``lab.state`` holds
         the numbers on show (see :func:`update_masking_view`), ``lab.caption`` their two lines.
     """

@@ -27,11 +27,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._validation import check_int
+from ..liveview import Lab
 from ..pictures.cell_mesh import cell_mesh, set_cell_colours, weight_colorbar
 from ..pictures.heatmap import token_ticks
 from ..positions import SCHEMES, alibi_slopes, positioned_scores, relative_scores
 from ..softmax import softmax
-from .lab import Lab
 
 __all__ = [
     "BASES",
@@ -233,11 +233,11 @@ def positions_lab(
     head : int, default 1
         The ALiBi head, 1 (slope 1/2) to 8 (slope 1/256).
     present : bool, default False
-        Projector size (see :mod:`attnlib.labs.present`).
+        Projector size (see :mod:`attnlib.liveview.present`).
 
     Returns
     -------
-    attnlib.labs.lab.Lab
+    attnlib.liveview.lab.Lab
         Controls ``scheme``, ``offset``, ``base``, ``head``; ``lab.state`` holds the numbers on
         show (see :func:`positions_state`).
     """

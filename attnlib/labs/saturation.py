@@ -21,10 +21,10 @@ from numpy.typing import ArrayLike
 
 from .._validation import as_float_array, check_int
 from ..examples import SATURATION_D, saturation_data
+from ..liveview import Lab
 from ..pictures.colours import GROUP_COLOURS
 from ..saturation import entropy, softmax_jacobian_norm
 from ..softmax import softmax
-from .lab import Lab
 
 __all__ = [
     "D_K_OPTIONS",
@@ -245,7 +245,7 @@ def saturation_lab(
         Seed of the queries and keys (see :func:`saturation_data`).
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.labs.present`).
+        14 pt, large controls (see :mod:`attnlib.liveview.present`).
 
     Returns
     -------

@@ -32,11 +32,11 @@ from numpy.typing import ArrayLike
 from .._validation import check_int
 from ..attention import check_qkv, scaled_dot_product_attention
 from ..examples import tiling_example
+from ..liveview import Lab, heading_and_detail
 from ..masks import causal_mask
 from ..pictures.cell_mesh import cell_mesh, set_cell_colours
 from ..pictures.colours import GROUP_COLOURS
 from ..tiled import TileStep, tiled_attention_steps
-from .lab import Lab, heading_and_detail
 
 __all__ = [
     "BLOCK_SIZES",
@@ -457,11 +457,11 @@ def tiling_lab(
     causal : bool, default False
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.labs.present`).
+        14 pt, large controls (see :mod:`attnlib.liveview.present`).
 
     Returns
     -------
-    attnlib.labs.lab.Lab
+    attnlib.liveview.lab.Lab
         Controls ``block_size`` (buttons), ``step`` (slider, its maximum follows the number of
         tiles) and ``causal`` (checkbox); ``lab.state`` is :func:`update_tiling_view`'s result.
     """

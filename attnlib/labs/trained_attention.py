@@ -37,9 +37,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._validation import check_int
+from ..liveview import Lab
 from ..pictures.cell_mesh import cell_mesh, set_cell_colours, weight_colorbar
 from ..pictures.heatmap import attention_axes, token_ticks
-from .lab import Lab
 
 __all__ = [
     "LABEL_CHARS",
@@ -332,11 +332,11 @@ def trained_attention_lab(
         (position 1 if the sentence has none, or if None).
     present : bool, default False
         Projector size for presenting in class: a picture 1440 px wide with text of at least
-        14 pt, large controls (see :mod:`attnlib.labs.present`).
+        14 pt, large controls (see :mod:`attnlib.liveview.present`).
 
     Returns
     -------
-    attnlib.labs.lab.Lab or ipywidgets.HTML
+    attnlib.liveview.lab.Lab or ipywidgets.HTML
         The lab, or the note of what is missing. Controls ``sentence`` (a text box: type, then
         Enter), ``layer``, ``head``, ``token``;
         ``lab.state`` holds the numbers on show (see :func:`update_trained_view`) and

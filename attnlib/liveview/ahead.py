@@ -3,7 +3,7 @@
 Every move of a lab's control would cost a round trip: the browser sends the new value, the kernel
 draws, the picture travels back (60-90 ms on a 2-core laptop; where the time goes is in
 ``benchmarks/lab_latency_in_browser.py``). So, once a browser's frame store
-(:mod:`attnlib.labs.frames`) has said hello, the kernel draws, between moves, the frames of every
+(:mod:`.frames`) has said hello, the kernel draws, between moves, the frames of every
 state one move away from the current one: every value of every slider, toggle and checkbox,
 nearest first, the other controls held where they are (and moved as ``sync_controls`` moves them),
 and sends each one once. A move to such a state shows its frame in the browser at once; the kernel
@@ -24,9 +24,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from .frames import Frame, FrameStore
+import ipywidgets as widgets
 
-__all__ = ["MAX_PREDRAWN", "Ahead", "DrawingAhead", "running_loop"]
+from .controls import readout_text
+from .frames import Frame, FrameStore
+from .states import detached_copy, position, reachable, state_key
+
+__all__ = ["MAX_PREDRAWN", "Ahead", "DrawingAhead", "running_loop", "states_ahead"]
 
 #: How many state keys a browser keeps frames under, per lab (oldest dropped first; a frame kept
 #: under two keys counts twice); a notebook-size frame is ~30 kB, a present-size one ~75 kB.
@@ -148,3 +152,77 @@ class DrawingAhead:
             return self._next()
         self._done()
         return False
+
+
+SyncControls = Callable[[dict[str, widgets.ValueWidget]], None] | None
+
+
+def states_ahead(
+    controls: dict[str, widgets.ValueWidget], sync_controls: SyncControls, readouts: Iterable[str]
+) -> Iterator[Ahead]:
+    """The current state, then every state one move of a control away, nearest first.
+
+    Read from one snapshot of the controls (detached copies), so that a control moved on another
+    thread meanwhile cannot give a frame the key of another state. ``readouts`` names the
+    controls whose readout texts a frame shows.
+    """
+    readouts = list(readouts)
+    snapshot = {name: detached_copy(control) for name, control in controls.items()}
+    try:
+        if sync_controls is not None:  # a move under way may not be synced yet
+            sync_controls(snapshot)
+        yield from _states_around(snapshot, sync_controls, readouts)
+    except Exception:  # the current state is refused: its error is shown
+        return
+    finally:
+        for control in snapshot.values():
+            control.close()
+
+
+def _states_around(
+    snapshot: dict[str, widgets.ValueWidget], sync_controls: SyncControls, readouts: list[str]
+) -> Iterator[Ahead]:
+    positions = [position(control) for control in snapshot.values()]
+    values = {name: control.value for name, control in snapshot.items()}
+    yield Ahead((state_key(positions),), values, {n: readout_text(snapshot[n]) for n in readouts})
+    axes = []  # (name, its place in the key, its reachable moves, where it is now)
+    for here, name in enumerate(snapshot):
+        moves = reachable(snapshot[name]) or []
+        places = [place for place, _ in moves]
+        if positions[here] in places:
+            axes.append((name, here, moves, places.index(positions[here])))
+    for distance in range(1, max((len(axis[2]) for axis in axes), default=0)):
+        for name, here, moves, now in axes:
+            for step in (now + distance, now - distance):
+                if 0 <= step < len(moves):
+                    place, value = moves[step]
+                    moved = state_key([*positions[:here], place, *positions[here + 1 :]])
+                    try:
+                        yield _after_move(snapshot, sync_controls, readouts, name, value, moved)
+                    except Exception:  # sync_controls refused the move: a move there will
+                        continue  # show the error; nothing to draw ahead
+
+
+def _after_move(
+    snapshot: dict[str, widgets.ValueWidget],
+    sync_controls: SyncControls,
+    readouts: list[str],
+    name: str,
+    value: Any,
+    key: str,
+) -> Ahead:
+    """The state ``key`` that moving ``name`` to ``value`` leads to, ``sync_controls`` run on
+    detached copies of the snapshot (no message reaches the browser). The frame is keyed as the
+    browser sees the state at once (``key``) and after the kernel's answer."""
+    copies = {n: detached_copy(control) for n, control in snapshot.items()}
+    try:
+        copies[name].value = value
+        if sync_controls is not None:
+            sync_controls(copies)
+        after = state_key([position(control) for control in copies.values()])
+        values = {n: control.value for n, control in copies.items()}
+        texts = {n: readout_text(copies[n]) for n in readouts}
+    finally:
+        for control in copies.values():
+            control.close()
+    return Ahead(tuple(dict.fromkeys((key, after))), values, texts)

@@ -2,20 +2,21 @@
 
 The static parts of the figure (axes, ticks, labels, legends) are drawn once and cached as a
 background bitmap, one per ``static_key``. Each frame restores that bitmap, draws only the
-*animated* artists and encodes the result (:mod:`attnlib.labs.encoders`). Keep axis limits fixed
+*animated* artists and encodes the result (:mod:`.encoders`). Keep axis limits fixed
 while a lab runs, or name the static picture by a key.
 
 Thread safety: JupyterLab 4.6 sends widget messages over a kernel subshell, which ipykernel 7
 handles in a thread of its own, while cell code runs on the main thread. Both may reach one lab at
 once; two threads drawing on one Agg canvas gave white, top-only and label-less frames. So the
 figure has one re-entrant lock, :attr:`LiveFigure.lock`: :meth:`~LiveFigure.render` holds it, and a
-:class:`~attnlib.labs.lab.Lab` holds it around everything that changes its artists or controls.
+:class:`.lab.Lab` holds it around everything that changes its artists or controls.
 """
 
 from __future__ import annotations
 
+import io
 import threading
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ from matplotlib.figure import Figure
 
 from .encoders import PNG_COMPRESS_LEVEL, encode_jpeg, encode_png
 
-__all__ = ["MAX_BACKGROUNDS", "LiveFigure"]
+__all__ = ["MAX_BACKGROUNDS", "LiveFigure", "render_from_scratch"]
 
 #: How many static backgrounds a LiveFigure keeps (one per ``static_key``), oldest dropped first.
 MAX_BACKGROUNDS = 32
@@ -130,3 +131,16 @@ class LiveFigure:
         """The current canvas as PNG bytes (RGB, zlib level ``PNG_COMPRESS_LEVEL``)."""
         with self.lock:
             return encode_png(np.asarray(self.canvas.buffer_rgba()), PNG_COMPRESS_LEVEL)
+
+
+def render_from_scratch(
+    make_view: Callable, update_view: Callable, values: dict, figsize: tuple, dpi: float
+) -> bytes:
+    """A new figure, its view made and set to ``values``, saved as a PNG (tight bounding box)."""
+    figure = Figure(figsize=figsize, dpi=dpi)
+    FigureCanvasAgg(figure)
+    view, _ = make_view(figure)
+    update_view(view, **values)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", bbox_inches="tight")
+    return buffer.getvalue()

@@ -1,10 +1,10 @@
-// The browser half of attnlib.labs.frames (read its docstring first).
+// The browser half of attnlib.liveview.frames (read its docstring first).
 //
 // Keeps the frames a lab's kernel sends, each under the key of the control state it shows, and
 // shows one (picture, caption, readouts, alt text) only when its key is the key of the controls'
 // current state. Nothing else writes those widgets once this module runs.
 
-/** A control's place in a state key, as attnlib.labs.states.position writes it in Python. */
+/** A control's place in a state key, as attnlib.liveview.states.position writes it in Python. */
 function position(control) {
   const labels = control.get("_options_labels");
   if (labels === undefined) return control.get("value");

@@ -1,4 +1,10 @@
-"""A lab's states as the browser names them, and the states one move of a control away.
+"""Where a lab's controls stand, as the browser names it, and every private ipywidgets access.
+
+The engine reads three private parts of ipywidgets, all here: a selection's option labels and
+values (``_options_labels``, ``_options_values``), whether a change came from the browser
+(``_property_lock``), and a control made with a comm that goes nowhere (``comm=``). A release of
+ipywidgets that changes them breaks this file's tests first (``tests/liveview/test_states.py``);
+``Lab(..., draw_ahead=False)`` needs only :func:`option_labels` and :func:`set_by_browser`.
 
 A state key is the JSON list of every control's :func:`position`, in the lab's order, written the
 same way by Python and by the browser (``JSON.stringify``): a selection's index and label, any
@@ -15,7 +21,25 @@ from typing import Any
 
 import ipywidgets as widgets
 
-__all__ = ["detached_copy", "position", "reachable", "state_key"]
+__all__ = [
+    "detached_copy",
+    "option_labels",
+    "position",
+    "reachable",
+    "set_by_browser",
+    "state_key",
+]
+
+
+def option_labels(control: widgets.ValueWidget) -> tuple[str, ...] | None:
+    """The option labels of a selection widget (slider, toggle buttons, dropdown), else None."""
+    return getattr(control, "_options_labels", None)
+
+
+def set_by_browser(change: dict) -> bool:
+    """Whether a ``value`` change (an ipywidgets observer's ``change``) came from the browser:
+    ipywidgets holds a property lock on a value while it applies the browser's message."""
+    return "value" in getattr(change["owner"], "_property_lock", {})
 
 
 def position(control: widgets.ValueWidget) -> Any:
@@ -32,7 +56,7 @@ def position(control: widgets.ValueWidget) -> Any:
         label (a range selection: both lists); for any other control its value (a tuple as a
         list, a whole float as an int, as JSON in the browser writes them).
     """
-    labels = getattr(control, "_options_labels", None)
+    labels = option_labels(control)
     if labels is not None:
         index = control.index
         if isinstance(index, tuple):
@@ -70,7 +94,7 @@ def reachable(control: widgets.ValueWidget) -> list[tuple[Any, Any]] | None:
     """
     if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
         return [(False, False), (True, True)]
-    labels = getattr(control, "_options_labels", None)
+    labels = option_labels(control)
     if labels is not None:
         if isinstance(control.index, tuple):
             return None

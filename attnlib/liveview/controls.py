@@ -16,6 +16,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from .states import option_labels
+
 __all__ = [
     "READOUT_PADDING_CH",
     "control_rows",
@@ -50,7 +52,7 @@ def readout_text(control: widgets.ValueWidget) -> str:
     """What a slider's own readout would show for its current value."""
     # From the index, not ``control.label``: ipywidgets 8.1 leaves ``label`` empty when the
     # slider is created with a falsy ``value=`` (0, say).
-    labels = getattr(control, "_options_labels", None)
+    labels = option_labels(control)
     if isinstance(control, widgets.SelectionSlider):
         return "" if control.index is None else str(labels[control.index])
     if isinstance(control, widgets.SelectionRangeSlider):
@@ -64,7 +66,7 @@ def readout_text(control: widgets.ValueWidget) -> str:
 def readout_width(control: widgets.ValueWidget) -> int:
     """Characters the readout needs for the widest value the control can take."""
     if isinstance(control, widgets.SelectionSlider | widgets.SelectionRangeSlider):
-        texts = [str(label) for label in control._options_labels]
+        texts = [str(label) for label in option_labels(control)]
         if isinstance(control, widgets.SelectionRangeSlider):
             texts = [f"{t} – {t}" for t in texts]
     else:
@@ -90,7 +92,7 @@ def control_rows(
         In the order of ``controls``.
     readouts : dict of str to ipywidgets.Label
         The readout of each slider, by control name (a kernel without a browser module writes
-        them; see :mod:`attnlib.labs.frames`).
+        them; see :mod:`.frames`).
     """
     # A checkbox writes its description to the right of its box: it needs no label column.
     labelled = [c for c in controls.values() if not isinstance(c, widgets.Checkbox)]
@@ -143,3 +145,15 @@ def fit_readouts(
     for readout in readouts.values():
         if readout.layout.width != width:
             readout.layout.width = width
+
+
+def check_controls(controls: Mapping[str, Any]) -> None:
+    """Raise a clear error unless every control is an ipywidgets value widget with a
+    description."""
+    for name, control in controls.items():
+        if not isinstance(control, widgets.ValueWidget):
+            raise TypeError(
+                f"control {name!r} must be an ipywidgets value widget; got {type(control).__name__}"
+            )
+        if not getattr(control, "description", ""):
+            raise ValueError(f"control {name!r} has no description; give it one")

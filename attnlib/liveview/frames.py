@@ -1,8 +1,8 @@
 """The browser's store of a lab's frames, and the one writer of what the lab shows there.
 
 Every frame a lab's kernel draws (the current state's and every frame drawn ahead,
-:mod:`attnlib.labs.ahead`) reaches the browser the same way: as a message to this store, keyed by
-the state it shows (:func:`attnlib.labs.states.state_key`), with its picture, caption, readouts and
+:mod:`.ahead`) reaches the browser the same way: as a message to this store, keyed by
+the state it shows (:func:`.states.state_key`), with its picture, caption, readouts and
 the picture's alt text. In the browser (``frames.js``) the store shows a frame, by setting the
 lab's picture, caption and readout widgets, only when its key is the key of the controls' current
 state: when the frame arrives and the controls are there, or when the controls reach a state whose
@@ -10,13 +10,13 @@ frame it holds. A frame of any other state is kept, never shown, so a frame that
 a drag cannot be shown. Nothing else sets those widgets while the store is there.
 
 The store never drops a frame on its own: the kernel tells it which keys to drop (its record of
-what the browser holds, :class:`attnlib.labs.ahead.DrawingAhead`, is therefore exact), and a
+what the browser holds, :class:`.ahead.DrawingAhead`, is therefore exact), and a
 browser whose store has just started (a page opened or reloaded) says "hello" so that the kernel
 forgets its record and sends everything again, the current frame first.
 
 Without the store's script (a page that blocks it, say) a lab still works: until a store says
 "hello" the kernel sets the picture, caption and readouts itself, one round trip per move. This
-costs one ``if`` in :meth:`attnlib.labs.lab.Lab`'s drawing.
+costs one ``if`` in :meth:`attnlib.liveview.lab.Lab`'s drawing.
 
 The protocol (custom widget messages):
 
