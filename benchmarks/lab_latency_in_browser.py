@@ -54,8 +54,8 @@ the run-to-run noise. Several changes arriving before the scheduled redraw are d
 latest values. A change made by kernel code (a cell, a test, plain Python) redraws at once, so
 ``lab.state`` and the picture follow it before the next line runs. (The earlier attempt deferred
 every change, kernel-made ones too; under voila its redraws stopped after the first one. This one
-is checked in chromium with JupyterLab and voila by ``tests/test_labs_in_browser.py`` and the
-latency benchmark.)
+is checked in chromium with JupyterLab and voila by ``tests/browser/test_labs_in_browser.py`` and
+the latency benchmark.)
 
 Where that round trip's time goes (2026-12-01, quiet 2-core machine, before drawing ahead: the
 benchmark's breakdown, plus ``strace`` of the Jupyter server and of chromium's network process).
@@ -88,7 +88,7 @@ import nbformat
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
 import browser as bt  # noqa: E402  (the browser tests' server and page helpers)
 
 CELLS = [

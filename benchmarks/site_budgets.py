@@ -12,8 +12,9 @@ the reader touches anything.
   it loads until its equations are typeset and the network is idle, uncompressed (GitHub Pages
   sends them compressed, so a reader downloads less); target at most 5 MB a page.
 
-Needs what ``tests/test_site_in_browser.py`` needs (the site's tools, the npm files, playwright,
-Debian's chromium); ``benchmarks/run_all.py`` prints the same figures as rows of its table.
+Needs what ``tests/browser/test_site_in_browser.py`` needs (the site's tools, the npm files,
+playwright, Debian's chromium); ``benchmarks/run_all.py`` prints the same figures as rows of its
+table.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
 import site_serving  # noqa: E402  (what the site's browser test uses)
 
 PAGE_BUDGET_MB = 5

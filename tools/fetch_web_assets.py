@@ -5,7 +5,7 @@ the npm registry, into ``notebooks/vendor/`` (git-ignored):
   CDN unless a local copy exists (README's offline slide command points it here).
 * ``jquery`` (version 3): voila's reveal template loads it from a CDN too (its slide code needs it).
 * ``axe-core`` (version 4): the accessibility scanner the browser tests inject into the lab bench
-  and the site's pages (``tests/accessibility.py``).
+  and the site's pages (``tests/browser/accessibility.py``).
 * ``mathjax`` (version 3): the site's equations (``tools/build_site.py`` copies what a page loads
   into the site; version 3 keeps its fonts in the same package, version 4 takes them from a
   second one and starts a speech worker on every page).

@@ -16,12 +16,12 @@ titles, legends, annotations, colourbars) and the width of the PNG it makes, and
 * refuses a figure whose smallest text would be seen below 9 px (a ``ValueError``: the cell
   shows it as an error, so nbval's run and ``tools/run_notebooks.py``'s both fail on it);
 * puts the measure in the PNG's output metadata (key :data:`RECORD`: ``png_width``,
-  ``smallest_px``, ``smallest_text``), so that tests/test_figure_text.py checks every stored
+  ``smallest_px``, ``smallest_text``), so that tests/project/test_figure_text.py checks every stored
   figure without drawing it again (nbval does not compare metadata).
 
 Every kernel the test suite and ``tools/run_notebooks.py`` start runs it first
 (``tools/kernel_startup.py``, named by ``PYTHONSTARTUP``). Live labs draw through their own
-canvas, not the inline backend, and have their own text checks (``tests/drawn_text.py``).
+canvas, not the inline backend, and have their own text checks (``tests/support/drawn_text.py``).
 """
 
 from __future__ import annotations

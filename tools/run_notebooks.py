@@ -13,12 +13,12 @@ The kernels that store outputs compute under a fixed **reference numeric configu
 dispatches to at run time turned off, ``NPY_DISABLE_CPU_FEATURES``) and OpenBLAS's generic
 ``Prescott`` kernels (``OPENBLAS_CORETYPE``). The test suite's nbval run computes under the
 machine's own configuration (AVX2 or AVX-512, the fastest kernels). The two differ as two machines
-do (tests/test_numeric_configurations.py checks that they give different last bits here), so a
-notebook whose stored outputs pass nbval is shown to print the same under both.
+do (tests/project/test_numeric_configurations.py checks that they give different last bits
+here), so a notebook whose stored outputs pass nbval is shown to print the same under both.
 
 Each stored kernel also runs ``tools/kernel_startup.py`` first (``PYTHONSTARTUP``): it refuses a
 figure whose text is too small at a laptop's width and stores each figure's smallest text size in
-the PNG's output metadata (:mod:`tools.figure_text`; tests/test_figure_text.py reads it).
+the PNG's output metadata (:mod:`tools.figure_text`; tests/project/test_figure_text.py reads it).
 """
 
 from __future__ import annotations

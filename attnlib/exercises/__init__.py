@@ -47,8 +47,9 @@ student used. That is the only state, and nothing else reads it.
 How to add an exercise to a notebook (recipe)
 ---------------------------------------------
 1. The exercise object lives in ``attnlib/exercises/chNN.py`` (notebook NN) and is listed in
-   that module's ``__all__``; ``tests/test_exercises.py`` tests its right answer and each typical
-   wrong answer (the placeholder, ``None`` and short lines are tested for every exercise).
+   that module's ``__all__``; ``tests/exercises/test_exercises.py`` tests its right answer and
+   each typical wrong answer (the placeholder, ``None`` and short lines are tested for every
+   exercise).
 2. In the notebook's percent script, right after the section that teaches the idea (before the
    section that works the answer, where there is one), four cells:
 
@@ -92,7 +93,7 @@ How to add an exercise to a notebook (recipe)
       ``d_k`` that a later cell may reassign).
 3. Run ``python tools/run_notebooks.py notebooks/NN_name.ipynb``. The exercise cell prints
    ``Not answered yet.``, the solution cell ``Correct!``. The tests in
-   ``tests/test_exercises.py`` check that pairing, the first line and the output of every
+   ``tests/exercises/test_exercises.py`` check that pairing, the first line and the output of every
    solution cell in every notebook that imports ``attnlib.exercises``.
 """
 

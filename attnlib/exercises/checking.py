@@ -424,7 +424,7 @@ class NumberExercise(Exercise):
     wrong answer may make one per group; an answer equal to ``expected`` times the factors of
     such a combination is told every mistake in it. All are matched with the same tolerance,
     and the sizes of an exercise are chosen so that no combination lands on the right answer
-    (``tests/test_exercises.py`` enumerates them). ``correct_message`` is printed after
+    (``tests/exercises/test_exercises.py`` enumerates them). ``correct_message`` is printed after
     "Correct!".
     """
 

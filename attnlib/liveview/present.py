@@ -62,7 +62,7 @@ PRESENT_FONT_PX = 20
 PRESENT_SCREENS: tuple[tuple[int, int], ...] = ((1280, 720), (1920, 1080))
 
 # The heights the page gives a present-mode lab, in CSS pixels, measured in chromium under voila's
-# lab template (the lab bench) at both screens; tests/test_lab_contract.py adds them up and the
+# lab template (the lab bench) at both screens; tests/labs/test_lab_contract.py adds them up and the
 # browser test measures the real ones.
 
 #: The height of a control's row, by the control's class (the row's 1 px margins above and below

@@ -2,8 +2,9 @@
 
 ``GROUP_COLOURS`` is Matthew Petroff's ten-colour sequence (matplotlib's ``petroff10``, shipped
 with matplotlib 3.10+; spelled out here so that older matplotlib draws the same). Its colours
-stay apart under simulated protanopia, deuteranopia and tritanopia (``tests/test_colours.py``
-checks every lab's group colours so). Use them in order: the first ``n`` for ``n`` groups.
+stay apart under simulated protanopia, deuteranopia and tritanopia
+(``tests/pictures/test_colours.py`` checks every lab's group colours so). Use them in order:
+the first ``n`` for ``n`` groups.
 Colour is never the only cue for the one element that matters: mark it by shape or text too.
 """
 

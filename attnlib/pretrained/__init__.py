@@ -10,7 +10,7 @@ all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) is a 6-layer BERT encoder: 
 d_head = 32, d_model = 384, feed-forward width 1536, a 30,522-token WordPiece vocabulary, trained
 to map a sentence to a unit vector whose dot products measure meaning. :mod:`.minilm` runs it in
 float32 numpy; it matches the PyTorch reference (transformers + sentence-transformers) to 1e-5,
-checked by ``tests/test_pretrained.py`` against numbers recorded once in
+checked by ``tests/pretrained/test_pretrained.py`` against numbers recorded once in
 ``tests/fixtures/minilm_reference.npz`` (see ``tools/make_minilm_reference.py``).
 :meth:`MiniLM.forward`'s ``head_mask`` removes heads, and :mod:`.referents` measures heads
 against sentence pairs whose pronoun changes its referent (notebook 13).

@@ -32,7 +32,7 @@
 # teaches each lab's ideas is named in its section; students work there, at notebook size.
 #
 # <!-- For maintainers: the lab cells are skipped by nbval (each lab already runs in its own
-# notebook); tests/test_labs_in_browser.py runs this page under voila and moves every control. -->
+# notebook); tests/browser/test_labs_in_browser.py runs this page under voila and moves every control. -->
 
 # %%
 from IPython.display import HTML

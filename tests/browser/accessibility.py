@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "notebooks" / "vendor" / "axe-core" / "axe.min.js"
 #: axe-core's tags for the rules of WCAG 2.0, 2.1 and 2.2 at levels A and AA.
 WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]

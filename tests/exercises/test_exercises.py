@@ -921,7 +921,7 @@ def test_every_verdict_line_is_short(qualified: str, exercise: Exercise) -> None
 
 # --- the exercises inside the notebooks ---------------------------------------------------------
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 WITH_EXERCISES = sorted(
     p for p in NOTEBOOKS.glob("*.ipynb") if "attnlib.exercises" in p.read_text(encoding="utf-8")
 )

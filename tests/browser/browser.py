@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 #: The notebook checked in JupyterLab as a student sees it (every lab is checked in the bench):
 #: the trained-model lab, whose new sentence went blank there (two threads drawing at once).

@@ -10,7 +10,6 @@ import ipywidgets as widgets
 import numpy as np
 import pytest
 
-from attnlib.liveview.lab import Lab
 from attnlib.labs.trained_attention import (
     LABEL_CHARS,
     MAX_TOKENS,
@@ -18,6 +17,7 @@ from attnlib.labs.trained_attention import (
     AttentionCache,
     trained_attention_lab,
 )
+from attnlib.liveview.lab import Lab
 from attnlib.pretrained import ModelNotAvailableError
 from attnlib.softmax import softmax
 

@@ -30,7 +30,7 @@ from attnlib.pretrained import ModelNotAvailableError, load_minilm
 from attnlib.pretrained import files as model_files
 from attnlib.pretrained.blocks import erfc, gelu, l2_normalize, layer_norm, mean_pool
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TOLERANCE = 1e-5  # the bar; the measured gaps are ~1e-7 (embeddings), ~2e-6 (weights)
 
 

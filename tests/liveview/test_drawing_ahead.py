@@ -1,7 +1,7 @@
 """Frames drawn ahead (attnlib.liveview.ahead): what a lab sends a browser that said "hello".
 
-The browser half (frames.js) is checked in chromium by tests/test_labs_in_browser.py: there a
-move to a state drawn ahead shows its picture with no picture from the kernel.
+The browser half (frames.js) is checked in chromium by tests/browser/test_labs_in_browser.py:
+there a move to a state drawn ahead shows its picture with no picture from the kernel.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: What ruff checks: the package, the tests, the benchmarks, the tools, the site's configuration
 #: and the notebooks' scripts.
 PATHS = ["attnlib", "tests", "benchmarks", "tools", "docs", "notebooks/scripts", "conftest.py"]

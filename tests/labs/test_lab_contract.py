@@ -4,7 +4,9 @@ A lab added to ``attnlib.labs.__all__`` is checked here with nothing more to wri
 large enough and no text covers another, a partial redraw gives the pixels of a full one over
 states its controls reach, a frame drawn ahead is the frame the lab draws when moved there, an
 error is shown in the lab (not raised into the notebook), the lab fits a projector's screen in
-present mode, and the lab bench has its card.
+present mode, and the lab bench has its card. With drawing ahead off (``ATTNLIB_DRAW_AHEAD=0``,
+the fallback of :mod:`attnlib.liveview.showing`) the lab makes no frame store and every move sets
+its picture, caption and readouts to the very frame the lab draws with drawing ahead on.
 
 Drawing is what costs, so each lab at each size is driven once (:func:`contract_run`) and each
 state's drawing serves every check: the frame its move drew is compared with a full redraw of
@@ -34,7 +36,7 @@ from attnlib.liveview.present import (
 from attnlib.liveview.states import reachable
 
 SIZES = {"notebook": False, "present": True}
-BENCH = Path(__file__).resolve().parents[1] / "notebooks" / "lab_bench.ipynb"
+BENCH = Path(__file__).resolve().parents[2] / "notebooks" / "lab_bench.ipynb"
 CELLS = nbformat.read(BENCH, as_version=4).cells
 CARD = ("**Ask.**", "**Drag, in order.**", "*Predict", "**Notice.**", "**Likely question.**")
 
@@ -69,6 +71,7 @@ class Arrival(NamedTuple):
 
 
 class Run(NamedTuple):
+    name: str
     lab: object
     seen: list[Seen]
     frames_ahead: int
@@ -112,7 +115,7 @@ def contract_run(name: str, size: str) -> Run:
         (value,) = [v for at, v in reachable(control) if at == place]
         for move in visit(lab, [(control_name, value)]):
             arrivals.append(Arrival(keys, move, lab.state_key(), lab.current_frame(), sent[keys]))
-    return Run(lab, seen, len(sent), arrivals)
+    return Run(name, lab, seen, len(sent), arrivals)
 
 
 def redraw_in_full(lab, pictures: list[bytes]) -> None:
@@ -174,6 +177,21 @@ def test_a_frame_drawn_ahead_is_the_frame_drawn_on_arrival(run) -> None:
     for arrival in run.arrivals:
         assert arrival.key_there == arrival.keys[-1], f"where moving {arrival.move[0]} led"
         assert arrival.frame_there == arrival.drawn_ahead, f"the frame of {arrival.keys}"
+
+
+def test_without_drawing_ahead_every_move_shows_the_frame_drawn_with_it(run, monkeypatch) -> None:
+    monkeypatch.setenv("ATTNLIB_DRAW_AHEAD", "0")
+    lab = make_lab(run.name, present=run.lab.present)
+    assert lab.store is None and lab.ahead is None
+    moves = [seen.move for seen in run.seen]
+    for move, seen in zip(visit(lab, moves), run.seen, strict=False):
+        if seen.partial is None:  # that state is refused: the lab says so
+            assert lab.last_error is not None, move
+            continue
+        frame = lab.current_frame()
+        assert lab.picture.value == frame.picture == seen.partial, "{}={!r}".format(*move)
+        assert lab.caption.value == frame.caption, move
+        assert {n: r.value for n, r in lab.readouts.items()} == frame.readouts, move
 
 
 def test_an_error_is_shown_in_the_lab_as_one_sentence_not_raised(lab, monkeypatch) -> None:

@@ -19,7 +19,7 @@ smallest text must be seen at 9 px or more. The last tests show that the measure
 with 7 px text and that nbval's kernels run it.
 
 Live labs draw through their own canvas, not the inline backend, and have their own text checks
-(``tests/drawn_text.py``); the picture a lab stores beside its widget is left to those.
+(``tests/support/drawn_text.py``); the picture a lab stores beside its widget is left to those.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from tools.figure_text import (
     seen_px,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import attnlib.labs
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 DECK = nbformat.read(NOTEBOOKS / "lab_slides.ipynb", as_version=4)
 BENCH = nbformat.read(NOTEBOOKS / "lab_bench.ipynb", as_version=4).cells
 LABS = [name for name in attnlib.labs.__all__ if name.endswith("_lab")]

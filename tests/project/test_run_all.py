@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TCP_WARNING = (
     "[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All communication"
     " (including code and outputs) is sent in plain text and is susceptible to eavesdropping."
@@ -76,10 +76,8 @@ def test_system_cpu_seconds_count_a_child_that_nobody_waits_for(run_all) -> None
     assert run_all.system_cpu_seconds() - before >= 0.4
 
 
-def test_the_suite_parts_run_the_browser_tests_once_and_the_rest_without_them(run_all) -> None:
-    parts = dict(run_all.SUITE_PARTS)
-    browser = [str(path) for path in run_all.BROWSER_TESTS]
-    assert browser, "no browser test file found"
-    assert parts["browser tests (one worker)"] == ["-n", "0", *browser]
-    unit = parts["unit tests, no browser (2 workers)"]
-    assert unit == ["tests", *(f"--ignore={path}" for path in browser)]
+def test_the_tiers_timed_are_the_two_pytest_runs_of_readmes_test_command(run_all) -> None:
+    readme = (ROOT / "README.md").read_text()
+    (command,) = [line for line in readme.splitlines() if "requirements-test.txt &&" in line]
+    runs = [part.strip() for part in command.split("&&") if "pytest" in part]
+    assert runs == ["python -m pytest", " ".join(["python -m pytest", *run_all.BROWSER_TIER])]

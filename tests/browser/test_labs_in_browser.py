@@ -23,7 +23,7 @@
 Every page fails on an error of its own (uncaught, or on the console); a failed page's screenshot
 goes to ``artifacts/browser/`` (git-ignored), and with ``ATTNLIB_SCREENSHOTS=1`` one of every lab
 checked too, to look at after a run. The servers and the one chromium are the session's
-(``browser_session`` in tests/conftest.py, ``session`` in browser.py): started together, the
+(``browser_session`` in tests/browser/conftest.py, ``session`` in browser.py): started together, the
 voila kernels running ahead while the JupyterLab tests work, and killed with their kernels after
 the last browser test. What keeps them cheap (the suite shares 2 cores) is said in ``browser.py``.
 """
