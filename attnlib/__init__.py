@@ -3,7 +3,7 @@
 Shapes follow one convention everywhere: ``(..., T, d)`` with any leading batch dimensions.
 
 The mathematics is at the top level (``softmax``, ``attention``, ``masks``, ``heads``,
-``kv_cache``, ``tiled``, ``gradients``, ``variance``, ``saturation``, ``retrieval``) with the
+``kv_cache``, ``tiling``, ``gradients``, ``variance``, ``saturation``, ``retrieval``) with the
 example data (``examples``); pictures, live labs, self-checked exercises and the pretrained model
 are subpackages: ``attnlib.pictures``, ``attnlib.labs``, ``attnlib.exercises`` and
 ``attnlib.pretrained`` (imported on demand, so ``import attnlib`` stays light), and so is
@@ -22,7 +22,7 @@ from .heads import attention_kind, kv_head_index, merge_heads, multi_head_attent
 from .kv_cache import KVCache, decode_with_kv_cache, kv_cache_bytes
 from .masks import causal_mask, padding_mask
 from .softmax import softmax, softmax_jacobian
-from .tiled import TileStep, tiled_attention, tiled_attention_steps
+from .tiling import TileStep, tiled_attention, tiled_attention_steps
 from .variance import sample_dot_products
 
 __version__ = "0.1.0"

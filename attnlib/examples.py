@@ -12,8 +12,9 @@ Q, K, V.
 (which the text lacks): one query and one key, row 1 of the weight matrix, and the value
 entries that row 1 of the output combines.
 
-``saturation_data``, ``tiling_example``, ``MASKING_SENTENCE`` and ``masking_scores``: the seeded
-data of notebooks 04, 10 and 06 and of their labs (:mod:`attnlib.labs`).
+``saturation_data``, ``tiling_example``, ``MASKING_SENTENCE`` and ``masking_scores``,
+``POSITIONS_SENTENCE`` and ``positions_weights``: the seeded data of notebooks 04, 10, 06 and 09
+and of their labs (:mod:`attnlib.labs`).
 
 ``WINOGRAD_PAIRS``, ``REFERENT_CONTROL`` and ``SIMILARITY_SENTENCES``: the sentences notebook 13
 runs through the trained model.
@@ -147,6 +148,29 @@ def masking_scores(seed: int = 6, d_model: int = 8, d_k: int = 4) -> np.ndarray:
     W_Q = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
     W_K = rng.normal(size=(d_model, d_k)) / np.sqrt(d_model)
     return (X @ W_Q) @ (X @ W_K).T / np.sqrt(d_k)
+
+
+#: The sentence of the positions lab (notebook 09); "the" twice, so that attention without
+#: positions shows two identical columns.
+POSITIONS_SENTENCE: tuple[str, ...] = ("the", "dog", "bites", "the", "man")
+
+
+def positions_weights(seed: int = 9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Embeddings and projections of :data:`POSITIONS_SENTENCE`: ``X`` (5, 8), ``W_Q``,
+    ``W_K`` (8, 8).
+
+    ``rng = np.random.default_rng(seed)``; one embedding per distinct word (the two "the" share
+    theirs, in sorted order of the words), then ``W_Q`` and ``W_K``, each
+    ``rng.normal(size=(8, 8)) / sqrt(8)``.
+    """
+    seed = check_int(seed, "seed", minimum=0)
+    d = 8
+    rng = np.random.default_rng(seed)
+    table = {word: rng.normal(size=d) for word in sorted(set(POSITIONS_SENTENCE))}
+    X = np.array([table[word] for word in POSITIONS_SENTENCE])
+    W_Q = rng.normal(size=(d, d)) / np.sqrt(d)
+    W_K = rng.normal(size=(d, d)) / np.sqrt(d)
+    return X, W_Q, W_K
 
 
 _TIRED = "The animal didn't cross the street because it was too tired"

@@ -1,6 +1,6 @@
 """How long from a key press or a mouse drag to the new picture, in a real browser?
 
-    python benchmarks/lab_latency_in_browser.py [--keys N] [--drag-moves N] [--opening]
+    python benchmarks/lab_latency_in_browser.py [--keys N] [--drag-moves N] [--opening] [--off]
 
 Serves a small notebook (the gradient lab at notebook size, and at present size, after a cell
 that times the lab's updates) with JupyterLab and with voila, opens it in headless chromium
@@ -19,7 +19,8 @@ By default the moves start once the kernel has drawn ahead every frame one move 
 (:mod:`attnlib.liveview.ahead`; the benchmark waits until no picture-sized message has reached
 the page for 2 s and prints how long that took), where a lab is a few seconds after it appears.
 With ``--opening`` they start at once, while the frames are still being drawn and sent: a
-student's first moves.
+student's first moves. With ``--off`` the servers run with ``ATTNLIB_DRAW_AHEAD=0`` (drawing
+ahead off, :mod:`attnlib.liveview.showing`): every move is one kernel round trip.
 
 Under each figure: *kernel*, the median time of the lab's update in the kernel (the served
 notebook times ``Lab._draw`` into a log file; it draws no picture for a state the browser
@@ -77,6 +78,7 @@ CPU for chromium (its network and renderer processes run at nice -15: the same).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -249,8 +251,23 @@ def run_all(page, tries: int = 3) -> None:
                 raise
 
 
-def measure_all(keys: int = 15, drag_moves: int = 40, opening: bool = False) -> list[Measured]:
-    """Serve the notebook with voila and JupyterLab, measure both labs in each."""
+def measure_all(
+    keys: int = 15, drag_moves: int = 40, opening: bool = False, draw_ahead: bool = True
+) -> list[Measured]:
+    """Serve the notebook with voila and JupyterLab (their kernels with drawing ahead on or off),
+    measure both labs in each."""
+    setting = os.environ.get("ATTNLIB_DRAW_AHEAD")
+    os.environ["ATTNLIB_DRAW_AHEAD"] = "1" if draw_ahead else "0"  # the servers' kernels inherit it
+    try:
+        return _measure_all(keys, drag_moves, opening)
+    finally:
+        if setting is None:
+            del os.environ["ATTNLIB_DRAW_AHEAD"]
+        else:
+            os.environ["ATTNLIB_DRAW_AHEAD"] = setting
+
+
+def _measure_all(keys: int, drag_moves: int, opening: bool) -> list[Measured]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         notebook = home / "latency.ipynb"
@@ -300,8 +317,9 @@ def main() -> int:
     parser.add_argument(
         "--opening", action="store_true", help="measure at once, while frames are drawn ahead"
     )
+    parser.add_argument("--off", action="store_true", help="with drawing ahead off")
     args = parser.parse_args()
-    for m in measure_all(args.keys, args.drag_moves, args.opening):
+    for m in measure_all(args.keys, args.drag_moves, args.opening, draw_ahead=not args.off):
         print(f"{m.frontend}, {m.size:13}, {m.kind:4}: {summary(m.ms)}")
         print(f"{'':{len(m.frontend) + 22}}{m.where}")
     return 0

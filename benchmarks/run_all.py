@@ -288,11 +288,16 @@ def latency_rows() -> list[Row]:
     if missing:
         return [("felt latency", "not measured: " + "; ".join(missing), "< 50 / 100 ms", "NO")]
     rows = []
-    for m in lab_latency_in_browser.measure_all():
+    measured = [
+        (ahead, m)
+        for ahead in (True, False)
+        for m in lab_latency_in_browser.measure_all(draw_ahead=ahead)
+    ]
+    for ahead, m in measured:
         median, p90 = statistics.median(m.ms), lab_latency_in_browser.p90(m.ms)
         rows.append(
             (
-                f"felt latency {m.frontend}, {m.size}, {m.kind}",
+                f"felt latency {m.frontend}, {m.size}, {m.kind}, ahead {'on' if ahead else 'off'}",
                 f"median {median:.0f} ms, p90 {p90:.0f} ms ({len(m.ms)} moves)",
                 "< 50 / 100 ms",
                 verdict(median < 50 and p90 < 100),

@@ -27,6 +27,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .._validation import check_int
+from ..examples import POSITIONS_SENTENCE as SENTENCE
+from ..examples import positions_weights as sentence_weights
 from ..liveview import Lab
 from ..pictures.cell_mesh import cell_mesh, set_cell_colours, weight_colorbar
 from ..pictures.heatmap import token_ticks
@@ -45,8 +47,6 @@ __all__ = [
     "update_positions_view",
 ]
 
-#: The sentence of the right panel; "the" twice, so that "none" shows two identical columns.
-SENTENCE: tuple[str, ...] = ("the", "dog", "bites", "the", "man")
 #: The fixed pair of the left panel: the query of "bites" and the key of "dog".
 QUERY, KEY = 2, 1
 #: The offsets i - j of the left panel.
@@ -58,24 +58,7 @@ N_HEADS = 8
 #: The key's absolute position for the left panel (so every query position is >= 0).
 KEY_POSITION = 12
 
-_D = 8
 _CMAP = colormaps["Blues"]
-
-
-def sentence_weights(seed: int = 9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Embeddings and projections of :data:`SENTENCE`: ``X`` (5, 8), ``W_Q``, ``W_K`` (8, 8).
-
-    ``rng = np.random.default_rng(seed)``; one embedding per distinct word (the two "the" share
-    theirs), then ``W_Q`` and ``W_K``, each ``rng.normal(size=(8, 8)) / sqrt(8)``.
-    """
-    seed = check_int(seed, "seed", minimum=0)
-    rng = np.random.default_rng(seed)
-    vocabulary = sorted(set(SENTENCE))
-    table = {w: rng.normal(size=_D) for w in vocabulary}
-    X = np.array([table[w] for w in SENTENCE])
-    W_Q = rng.normal(size=(_D, _D)) / np.sqrt(_D)
-    W_K = rng.normal(size=(_D, _D)) / np.sqrt(_D)
-    return X, W_Q, W_K
 
 
 def positions_state(

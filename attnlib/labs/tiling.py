@@ -9,14 +9,14 @@ and how far its partial output still is from the exact one. Right, the outputs d
 exact output (open circle) among the value vectors.
 
 The numbers come from :func:`tiling_state`, a plain function built on
-:func:`attnlib.tiled.tiled_attention_steps`; :func:`update_tiling_view` puts them on the artists.
+:func:`attnlib.tiling.tiled_attention_steps`; :func:`update_tiling_view` puts them on the artists.
 Both run without a browser, which is how the tests drive the lab.
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import ipywidgets as widgets
 import numpy as np
@@ -32,14 +32,16 @@ from numpy.typing import ArrayLike
 from .._validation import check_int
 from ..attention import check_qkv, scaled_dot_product_attention
 from ..examples import tiling_example
-from ..liveview import Lab, heading_and_detail
+from ..liveview import Lab
 from ..masks import causal_mask
 from ..pictures.cell_mesh import cell_mesh, set_cell_colours
 from ..pictures.colours import GROUP_COLOURS
-from ..tiled import TileStep, tiled_attention_steps
+from ..tiling import TileStep, tiled_attention_steps
 
 __all__ = [
     "BLOCK_SIZES",
+    "TilingSchedule",
+    "TilingState",
     "tiling_example",
     "tiling_lab",
     "state_at_step",
@@ -78,9 +80,57 @@ def _check_lab_qkv(Q: ArrayLike, K: ArrayLike, V: ArrayLike) -> tuple[np.ndarray
     return Q, K, V
 
 
+class TilingSchedule(NamedTuple):
+    """Everything about one block size and mask that does not depend on the step shown."""
+
+    block_size: int
+    causal: bool
+    #: The whole schedule of :func:`attnlib.tiling.tiled_attention_steps`, one entry a tile.
+    steps: list[TileStep]
+    #: (T, T) scaled scores, -inf where masked.
+    scores: np.ndarray
+    #: (T, d_v) plain attention's output.
+    exact: np.ndarray
+    #: (T,) each row's true maximum score.
+    row_max: np.ndarray
+    #: (T,) each row's softmax normaliser, ``sum(exp(s - row_max))``.
+    row_l: np.ndarray
+
+
+class TilingState(NamedTuple):
+    """What the tiling lab shows after some tiles: the lab's state (numbers only)."""
+
+    schedule: TilingSchedule
+    #: How many tiles the schedule has.
+    n_steps: int
+    #: The tile shown, counted from 1 (at most ``n_steps``).
+    step: int
+    #: The tile shown.
+    current: TileStep
+    #: (T, T) bool: the pairs in a tile done so far.
+    processed: np.ndarray
+    #: (k + 1, n_rows, d_v): the current rows' partial outputs after each key block so far.
+    paths: np.ndarray
+    #: (n_rows,) the largest |partial output - exact output| of each current row.
+    errors: np.ndarray
+    #: (n_rows,) bool: the row's maximum rose at this tile (rescale < 1, not a first tile).
+    grew: np.ndarray
+    #: (n_rows,) the current rows' running maximum, normaliser and rescale factor.
+    m: np.ndarray
+    l: np.ndarray
+    rescale: np.ndarray
+    #: (T,) every row's running maximum and normaliser so far (final for finished query blocks,
+    #: NaN for those not started).
+    m_rows: np.ndarray
+    l_rows: np.ndarray
+    #: The caption's two lines (set by :func:`update_tiling_view`; empty before).
+    heading: str = ""
+    detail: str = ""
+
+
 def tiling_schedule(
     Q: ArrayLike, K: ArrayLike, V: ArrayLike, block_size: int = 4, causal: bool = False
-) -> dict[str, Any]:
+) -> TilingSchedule:
     """Everything about one block size and mask that does not depend on the step shown.
 
     Parameters
@@ -92,12 +142,7 @@ def tiling_schedule(
 
     Returns
     -------
-    dict
-        ``block_size``, ``causal``, ``steps`` (list of :class:`attnlib.tiled.TileStep`: the
-        whole schedule of
-        :func:`attnlib.tiled.tiled_attention_steps`), ``scores`` (T, T) scaled scores with -inf
-        where masked, ``exact`` (T, d_v) plain attention output, ``row_max`` (T,) and ``row_l``
-        (T,): each row's true maximum and softmax normaliser ``sum(exp(s - row_max))``.
+    TilingSchedule
     """
     Q, K, V = _check_lab_qkv(Q, K, V)
     block_size = check_int(block_size, "block_size")
@@ -108,24 +153,16 @@ def tiling_schedule(
     if causal:
         scores = np.where(mask, scores, -np.inf)
     row_max = scores.max(axis=-1)
-    return {
-        "block_size": block_size,
-        "causal": bool(causal),
-        "steps": steps,
-        "scores": scores,
-        "exact": exact,
-        "row_max": row_max,
-        "row_l": np.exp(scores - row_max[:, None]).sum(axis=-1),
-    }
+    row_l = np.exp(scores - row_max[:, None]).sum(axis=-1)
+    return TilingSchedule(block_size, bool(causal), steps, scores, exact, row_max, row_l)
 
 
-def state_at_step(schedule: dict[str, Any], step: int) -> dict[str, Any]:
+def state_at_step(schedule: TilingSchedule, step: int) -> TilingState:
     """What the lab shows after ``step`` tiles of a :func:`tiling_schedule` (numbers only).
 
     Parameters
     ----------
-    schedule : dict
-        What :func:`tiling_schedule` returned.
+    schedule : TilingSchedule
     step : int
         How many tiles have been processed, counted from 1. Values above the number of tiles
         show the last tile (the lab's step slider can briefly point past the end while the
@@ -133,18 +170,10 @@ def state_at_step(schedule: dict[str, Any], step: int) -> dict[str, Any]:
 
     Returns
     -------
-    dict
-        The schedule's entries plus ``n_steps``, ``step`` (the step shown, 1..n_steps),
-        ``current`` (its TileStep), ``processed`` (T, T) bool: pairs in a tile done so far,
-        ``paths`` (k + 1, n_rows, d_v): the current rows' partial outputs after each of their key
-        blocks up to the current one, ``errors`` (n_rows,) max |partial - exact| per current
-        row, ``grew`` (n_rows,) bool: the maximum rose at this tile (rescale < 1, not the first
-        tile), ``m``, ``l`` and ``rescale`` (n_rows,) of the current rows, and ``m_rows``,
-        ``l_rows`` (T,): every row's running values so far (final for finished query blocks,
-        NaN for those not started).
+    TilingState
     """
     step = check_int(step, "step")
-    steps, exact = schedule["steps"], schedule["exact"]
+    steps, exact = schedule.steps, schedule.exact
     T = exact.shape[0]
     shown = min(step, len(steps))
     current = steps[shown - 1]
@@ -155,21 +184,21 @@ def state_at_step(schedule: dict[str, Any], step: int) -> dict[str, Any]:
         processed[done.rows, done.cols] = True
         m_rows[done.rows], l_rows[done.rows] = done.m[:, 0], done.l[:, 0]
     paths = np.stack([s.output for s in steps[:shown] if s.q_block == current.q_block])
-    return {
-        **schedule,
-        "n_steps": len(steps),
-        "step": shown,
-        "current": current,
-        "processed": processed,
-        "paths": paths,
-        "errors": np.abs(current.output - exact[current.rows]).max(axis=-1),
-        "grew": (current.rescale[:, 0] < 1) & (current.k_block > 0),
-        "m": current.m[:, 0],
-        "l": current.l[:, 0],
-        "rescale": current.rescale[:, 0],
-        "m_rows": m_rows,
-        "l_rows": l_rows,
-    }
+    return TilingState(
+        schedule=schedule,
+        n_steps=len(steps),
+        step=shown,
+        current=current,
+        processed=processed,
+        paths=paths,
+        errors=np.abs(current.output - exact[current.rows]).max(axis=-1),
+        grew=(current.rescale[:, 0] < 1) & (current.k_block > 0),
+        m=current.m[:, 0],
+        l=current.l[:, 0],
+        rescale=current.rescale[:, 0],
+        m_rows=m_rows,
+        l_rows=l_rows,
+    )
 
 
 def tiling_state(
@@ -179,12 +208,9 @@ def tiling_state(
     block_size: int = 4,
     step: int = 1,
     causal: bool = False,
-) -> dict[str, Any]:
-    """Everything the lab shows after ``step`` tiles of tiled attention (numbers, no widgets).
-
-    ``state_at_step(tiling_schedule(Q, K, V, block_size, causal), step)``: see those two for
-    the parameters and the entries of the returned dict.
-    """
+) -> TilingState:
+    """Everything the lab shows after ``step`` tiles of tiled attention (numbers, no widgets):
+    ``state_at_step(tiling_schedule(Q, K, V, block_size, causal), step)``."""
     return state_at_step(tiling_schedule(Q, K, V, block_size, causal), step)
 
 
@@ -340,11 +366,11 @@ def _grid_segments(T: int, block_size: int) -> list[list[tuple[float, float]]]:
     return [[(e, -0.5), (e, T - 0.5)] for e in edges] + [[(-0.5, e), (T - 0.5, e)] for e in edges]
 
 
-def _describe(state: dict[str, Any]) -> tuple[str, str]:
-    current: TileStep = state["current"]
-    n_k = sum(1 for s in state["steps"] if s.q_block == current.q_block)
+def _describe(state: TilingState) -> tuple[str, str]:
+    current = state.current
+    n_k = sum(1 for s in state.schedule.steps if s.q_block == current.q_block)
     heading = (
-        f"tile {state['step']} of {state['n_steps']}: queries {current.rows.start}–"
+        f"tile {state.step} of {state.n_steps}: queries {current.rows.start}–"
         f"{current.rows.stop - 1} × keys {current.cols.start}–{current.cols.stop - 1}"
         f" (key block {current.k_block + 1} of {n_k} for these queries)"
     )
@@ -352,12 +378,12 @@ def _describe(state: dict[str, Any]) -> tuple[str, str]:
     if current.last:
         detail = (
             f"last key block: acc / l is the exact output (largest difference"
-            f" {state['errors'].max():.0e})"
+            f" {state.errors.max():.0e})"
         )
     elif current.k_block == 0:
         detail = "first key block: m, l and acc start from this tile alone"
     else:
-        n_grew = int(state["grew"].sum())
+        n_grew = int(state.grew.sum())
         detail = (
             f"the maximum grew in {n_grew} of {n_rows} rows: their l and acc are rescaled"
             if n_grew
@@ -368,7 +394,7 @@ def _describe(state: dict[str, Any]) -> tuple[str, str]:
 
 def update_tiling_view(
     view: dict[str, Any], *, schedules: dict, block_size: int, step: int, causal: bool
-) -> dict[str, Any]:
+) -> TilingState:
     """Put :func:`state_at_step` of the schedule of ``block_size`` and ``causal`` on the view's
     artists, in place.
 
@@ -376,12 +402,12 @@ def update_tiling_view(
 
     Returns
     -------
-    dict
-        The state (see :func:`state_at_step`) plus ``heading`` and ``detail`` (the texts shown).
+    TilingState
+        :func:`state_at_step`'s, with ``heading`` and ``detail`` (the caption's lines) set.
     """
     state = state_at_step(schedules[block_size, bool(causal)], step)
-    current: TileStep = state["current"]
-    scores, processed = state["scores"], state["processed"]
+    current = state.current
+    scores, processed = state.schedule.scores, state.processed
     rows = np.arange(current.rows.start, current.rows.stop)
     colours = _ROW_COLOURS[np.arange(rows.size) % len(_ROW_COLOURS)]
 
@@ -389,7 +415,7 @@ def update_tiling_view(
     rgba[~processed, :3] = 0.25 * rgba[~processed, :3] + 0.75  # tiles still to come: faded
     rgba[~np.isfinite(scores)] = _MASKED_RGBA
     set_cell_colours(view["image"], rgba)
-    view["grid"].set_segments(_grid_segments(view["T"], state["block_size"]))
+    view["grid"].set_segments(_grid_segments(view["T"], state.schedule.block_size))
     view["box"].set_bounds(
         current.cols.start - 0.5, rows[0] - 0.5, current.cols.stop - current.cols.start, rows.size
     )
@@ -397,12 +423,12 @@ def update_tiling_view(
     seen = scores[rows, : current.cols.stop]
     r_idx, c_idx = np.nonzero(np.isfinite(seen))
     view["seen_scores"].set_data(seen[r_idx, c_idx], rows[r_idx])
-    view["m_marks"].set_data(state["m"], rows)
-    view["row_max"].set_data(state["row_max"][rows], rows)
+    view["m_marks"].set_data(state.m, rows)
+    view["row_max"].set_data(state.schedule.row_max[rows], rows)
 
     # Bars: the finished rows' final l in grey, the current rows' running l in their colours,
     # with a red edge where this tile rescaled them.
-    widths = np.concatenate([state["l_rows"][: rows[0]], state["l"]])
+    widths = np.concatenate([state.l_rows[: rows[0]], state.l])
     ys = np.arange(widths.size)
     half = 0.35
     view["l_bars"].set_verts(
@@ -412,12 +438,12 @@ def update_tiling_view(
     faces = np.concatenate([grey, colours])
     view["l_bars"].set_facecolor(faces)
     edges = faces.copy()
-    edges[rows[0] :][state["grew"]] = to_rgba("crimson")
+    edges[rows[0] :][state.grew] = to_rgba("crimson")
     view["l_bars"].set_edgecolor(edges)
 
     values = view["V"][: current.cols.stop]
     view["seen_values"].set_data(values[:, 0], values[:, 1])
-    paths = state["paths"][:, :, :2]  # (n_key_blocks_so_far, n_rows, 2)
+    paths = state.paths[:, :, :2]  # (n_key_blocks_so_far, n_rows, 2)
     view["paths"].set_segments([paths[:, k] for k in range(rows.size)])
     view["paths"].set_color(colours)
     view["dots"].set_offsets(paths.reshape(-1, 2))
@@ -425,11 +451,11 @@ def update_tiling_view(
     sizes = np.full(paths.shape[:2], 9.0)
     sizes[-1] = 40.0  # the current partial outputs
     view["dots"].set_sizes(sizes.ravel())
-    view["targets"].set_offsets(state["exact"][rows, :2])
+    view["targets"].set_offsets(state.schedule.exact[rows, :2])
     view["targets"].set_edgecolors(colours)
 
     heading, detail = _describe(state)
-    return {**state, "heading": heading, "detail": detail}
+    return state._replace(heading=heading, detail=detail)
 
 
 def tiling_lab(
@@ -485,7 +511,7 @@ def tiling_lab(
     }
 
     def n_steps(block: int, is_causal: bool) -> int:
-        return len(schedules[block, bool(is_causal)]["steps"])
+        return len(schedules[block, bool(is_causal)].steps)
 
     def follow(controls: dict) -> None:
         """The lab's ``sync_controls``: more or fewer tiles, the step slider's end follows
@@ -504,7 +530,7 @@ def tiling_lab(
         ),
         "causal": widgets.Checkbox(value=bool(causal), description="causal mask"),
     }
-    every_tile = [tile for sched in schedules.values() for tile in sched["steps"]]
+    every_tile = [tile for sched in schedules.values() for tile in sched.steps]
     # The outputs panel shows every value and every output any setting can draw (outputs are
     # weighted averages of the values, so in practice the values' extent), fixed for the lab.
     points = np.concatenate([V[:, :2], *(tile.output[:, :2] for tile in every_tile)])
@@ -521,7 +547,7 @@ def tiling_lab(
         figsize=(10.5, 3.7),
         dpi=72,
         title="Tiling lab: tiled attention, one tile at a time",
-        caption=heading_and_detail,
+        caption=lambda state: f"{state.heading}\n{state.detail}",
         present=present,
         sync_controls=follow,
     )

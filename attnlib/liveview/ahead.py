@@ -28,7 +28,7 @@ import ipywidgets as widgets
 
 from .controls import readout_text
 from .frames import Frame, FrameStore
-from .states import detached_copy, position, reachable, state_key
+from .keys import detached_copy, position, reachable, state_key
 
 __all__ = ["MAX_PREDRAWN", "Ahead", "DrawingAhead", "running_loop", "states_ahead"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .states import option_labels
+from .keys import option_labels
 
 __all__ = [
     "READOUT_PADDING_CH",

@@ -4,7 +4,7 @@
 // shows one (picture, caption, readouts, alt text) only when its key is the key of the controls'
 // current state. Nothing else writes those widgets once this module runs.
 
-/** A control's place in a state key, as attnlib.liveview.states.position writes it in Python. */
+/** A control's place in a state key, as attnlib.liveview.keys.position writes it in Python. */
 function position(control) {
   const labels = control.get("_options_labels");
   if (labels === undefined) return control.get("value");

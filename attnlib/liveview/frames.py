@@ -2,7 +2,7 @@
 
 Every frame a lab's kernel draws (the current state's and every frame drawn ahead,
 :mod:`.ahead`) reaches the browser the same way: as a message to this store, keyed by
-the state it shows (:func:`.states.state_key`), with its picture, caption, readouts and
+the state it shows (:func:`.keys.state_key`), with its picture, caption, readouts and
 the picture's alt text. In the browser (``frames.js``) the store shows a frame, by setting the
 lab's picture, caption and readout widgets, only when its key is the key of the controls' current
 state: when the frame arrives and the controls are there, or when the controls reach a state whose

@@ -47,10 +47,10 @@ from .ahead import running_loop
 from .controls import check_controls, control_rows, fit_readouts, readout_text
 from .figure import LiveFigure, render_from_scratch
 from .frames import Frame
+from .keys import position, set_by_browser, state_key
 from .layout import error_html, lab_widgets
 from .present import PRESENT_WIDTH_PX, raise_small_text, smallest_text_px
 from .showing import DrawingAheadShowing, InWidgets, Showing, draw_ahead_default
-from .states import position, set_by_browser, state_key
 
 __all__ = ["Lab", "heading_and_detail"]
 

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 
-from ..tiled import TileStep
+from ..tiling import TileStep
 
 __all__ = ["tile_order", "tile_order_diagram"]
 
@@ -20,7 +20,7 @@ def tile_order(steps: Iterable[TileStep], T_q: int, T_k: int) -> np.ndarray:
     Parameters
     ----------
     steps : iterable of TileStep
-        From :func:`attnlib.tiled.tiled_attention_steps` on inputs without a batch.
+        From :func:`attnlib.tiling.tiled_attention_steps` on inputs without a batch.
     T_q, T_k : int
         Number of queries and of keys.
 
@@ -57,7 +57,7 @@ def tile_order_diagram(
     Parameters
     ----------
     steps : iterable of TileStep
-        From :func:`attnlib.tiled.tiled_attention_steps` on inputs without a batch.
+        From :func:`attnlib.tiling.tiled_attention_steps` on inputs without a batch.
     T_q, T_k : int
     mask : ndarray of bool, shape (T_q, T_k), optional
         True = may attend (e.g. :func:`attnlib.causal_mask`).

@@ -274,7 +274,7 @@ ch10.online_softmax_step.check_solution(online_softmax_step_solution)
 # Tiled attention takes a **block of queries** at once and streams the **blocks of keys** past
 # it: each step computes one *tile* of scores, (query block) × (key block), and updates $m$,
 # $\ell$, $\mathrm{acc}$ for all rows of the query block together. Only one tile of scores
-# exists at a time. `attnlib.tiled.tiled_attention_steps` runs `attnlib.tiled_attention` one
+# exists at a time. `attnlib.tiling.tiled_attention_steps` runs `attnlib.tiled_attention` one
 # tile at a time and hands us its state after each tile. Our 12 tokens in blocks of 4
 # make $3 \times 3 = 9$ tiles. For each tile we print which rows' maximum grew and how far the
 # rows' partial outputs $\mathrm{acc}/\ell$ still are from the exact ones:
@@ -282,7 +282,7 @@ ch10.online_softmax_step.check_solution(online_softmax_step_solution)
 
 # %%
 from attnlib import scaled_dot_product_attention
-from attnlib.tiled import tiled_attention_steps
+from attnlib.tiling import tiled_attention_steps
 
 exact, _ = scaled_dot_product_attention(Q, K, V)
 print(f"{'tile':>4} {'queries':>8} {'keys':>6} {'max grew in':<18} {'max |acc/l - exact|':>20}")

@@ -26,6 +26,7 @@ import pytest
 from drawn_text import NOTEBOOK_MIN_TEXT_PX, text_faults
 from lab_factories import LAB_NAMES, make_lab, record_frames
 
+from attnlib.liveview.keys import reachable
 from attnlib.liveview.present import (
     PRESENT_MIN_SHOWN_PX,
     PRESENT_MIN_TEXT_PX,
@@ -33,7 +34,6 @@ from attnlib.liveview.present import (
     PRESENT_WIDTH_PX,
     present_height_px,
 )
-from attnlib.liveview.states import reachable
 
 SIZES = {"notebook": False, "present": True}
 BENCH = Path(__file__).resolve().parents[2] / "notebooks" / "lab_bench.ipynb"

@@ -51,8 +51,8 @@ def tile_box(lab) -> tuple[float, float, float, float]:
 
 def test_default_state_is_the_second_key_block_of_the_second_query_block(lab) -> None:
     assert lab.last_error is None
-    assert (lab.state["step"], lab.state["n_steps"]) == (5, 9)
-    current = lab.state["current"]
+    assert (lab.state.step, lab.state.n_steps) == (5, 9)
+    current = lab.state.current
     assert (current.q_block, current.k_block) == (1, 1)
     assert tile_box(lab) == (3.5, 3.5, 4, 4)
     assert "tile 5 of 9" in lab.caption.value
@@ -63,15 +63,15 @@ def test_step_slider_moves_the_outlined_tile_and_redraws(lab) -> None:
     lab.controls["step"].value = 9
     assert lab.live.frames == frames + 1
     assert tile_box(lab) == (7.5, 7.5, 4, 4)
-    assert lab.state["current"].last
-    assert "last key block" in lab.state["detail"]
+    assert lab.state.current.last
+    assert "last key block" in lab.state.detail
 
 
 def test_block_size_sets_the_number_of_tiles_and_the_grid(lab) -> None:
     for block_size in BLOCK_SIZES:
         lab.controls["block_size"].value = block_size
         per_side = T // block_size
-        assert lab.controls["step"].max == per_side**2 == lab.state["n_steps"]
+        assert lab.controls["step"].max == per_side**2 == lab.state.n_steps
         assert len(lab.view["grid"].get_segments()) == 2 * (per_side - 1)
 
 
@@ -79,13 +79,13 @@ def test_step_is_clamped_when_a_larger_block_leaves_fewer_tiles(lab) -> None:
     lab.controls["block_size"].value = 2
     lab.controls["step"].value = 30
     lab.controls["block_size"].value = 6
-    assert lab.controls["step"].value == 4 == lab.state["step"]
+    assert lab.controls["step"].value == 4 == lab.state.step
     assert lab.last_error is None
 
 
 def test_causal_checkbox_skips_future_tiles_and_greys_the_masked_pairs(lab) -> None:
     lab.controls["causal"].value = True
-    assert lab.controls["step"].max == 6 == lab.state["n_steps"]  # 3 + 2 + 1 tiles
+    assert lab.controls["step"].max == 6 == lab.state.n_steps  # 3 + 2 + 1 tiles
     lab.controls["step"].value = 6
     colours = cell_colours(lab)
     np.testing.assert_array_equal(colours[~causal_mask(T)], np.broadcast_to(MASKED_GREY, (66, 4)))
@@ -107,11 +107,11 @@ def test_tiles_still_to_come_are_faded_and_done_ones_are_not(lab) -> None:
 def test_partial_output_paths_end_at_acc_over_l_and_reach_the_exact_output(lab) -> None:
     for step in range(1, 10):
         lab.controls["step"].value = step
-        current = lab.state["current"]
+        current = lab.state.current
         ends = np.asarray(lab.view["dots"].get_offsets())[-len(current.output) :]
         np.testing.assert_allclose(ends, current.output[:, :2])
         targets = np.asarray(lab.view["targets"].get_offsets())
-        np.testing.assert_allclose(targets, lab.state["exact"][current.rows, :2])
+        np.testing.assert_allclose(targets, lab.state.schedule.exact[current.rows, :2])
         if current.last:
             np.testing.assert_allclose(ends, targets, rtol=0, atol=1e-14)
 
@@ -120,17 +120,17 @@ def test_normaliser_bars_show_l_of_the_current_rows_and_final_l_of_the_rows_done
     lab.controls["step"].value = 5  # rows 0-3 done, rows 4-7 current
     widths = [path.vertices[:, 0].max() for path in lab.view["l_bars"].get_paths()]
     assert len(widths) == 8
-    np.testing.assert_allclose(widths[:4], lab.state["l_rows"][:4])
-    np.testing.assert_allclose(widths[4:], lab.state["l"])
+    np.testing.assert_allclose(widths[:4], lab.state.l_rows[:4])
+    np.testing.assert_allclose(widths[4:], lab.state.l)
     edges = lab.view["l_bars"].get_edgecolor()
     crimson = np.array(to_rgba("crimson"))
-    np.testing.assert_array_equal((edges[4:] == crimson).all(axis=-1), lab.state["grew"])
+    np.testing.assert_array_equal((edges[4:] == crimson).all(axis=-1), lab.state.grew)
 
 
 def test_running_max_marks_sit_at_m_of_the_current_rows(lab) -> None:
     lab.controls["step"].value = 4
     x, y = lab.view["m_marks"].get_data()
-    np.testing.assert_array_equal(x, lab.state["m"])
+    np.testing.assert_array_equal(x, lab.state.m)
     np.testing.assert_array_equal(y, [4, 5, 6, 7])
 
 
@@ -144,37 +144,38 @@ def test_after_every_tile_each_allowed_pair_is_processed_and_outputs_are_exact(
 ) -> None:
     last = tiling_state(Q, K, V, block_size=block_size, step=10**6, causal=causal)
     allowed = causal_mask(T) if causal else np.ones((T, T), dtype=bool)
-    assert last["step"] == last["n_steps"]
-    assert (last["processed"] | ~allowed).all()
+    assert last.step == last.n_steps
+    assert (last.processed | ~allowed).all()
     expected, _ = scaled_dot_product_attention(Q, K, V, mask=causal_mask(T) if causal else None)
-    np.testing.assert_allclose(last["exact"], expected, rtol=0, atol=1e-15)
-    step = data.draw(st.integers(1, last["n_steps"]))
+    np.testing.assert_allclose(last.schedule.exact, expected, rtol=0, atol=1e-15)
+    step = data.draw(st.integers(1, last.n_steps))
     state = tiling_state(Q, K, V, block_size=block_size, step=step, causal=causal)
-    current = state["current"]
-    assert state["processed"].sum() == sum(
-        (s.rows.stop - s.rows.start) * (s.cols.stop - s.cols.start) for s in state["steps"][:step]
+    current = state.current
+    assert state.processed.sum() == sum(
+        (s.rows.stop - s.rows.start) * (s.cols.stop - s.cols.start)
+        for s in state.schedule.steps[:step]
     )
-    assert state["paths"].shape == (current.k_block + 1, current.rows.stop - current.rows.start, 2)
-    np.testing.assert_array_equal(state["paths"][-1], current.output)
+    assert state.paths.shape == (current.k_block + 1, current.rows.stop - current.rows.start, 2)
+    np.testing.assert_array_equal(state.paths[-1], current.output)
     if current.last:
-        assert state["errors"].max() < 1e-14
+        assert state.errors.max() < 1e-14
 
 
 def test_grew_marks_the_rows_whose_maximum_rose_at_this_tile() -> None:
     state = tiling_state(Q, K, V, block_size=4, step=5)
-    previous = tiling_state(Q, K, V, block_size=4, step=4)["current"]
-    np.testing.assert_array_equal(state["grew"], state["m"] > previous.m[:, 0])
-    assert state["grew"].any() and not state["grew"].all()
+    previous = tiling_state(Q, K, V, block_size=4, step=4).current
+    np.testing.assert_array_equal(state.grew, state.m > previous.m[:, 0])
+    assert state.grew.any() and not state.grew.all()
     first = tiling_state(Q, K, V, block_size=4, step=4)
-    assert not first["grew"].any()  # a first key block rescales nothing that was there
+    assert not first.grew.any()  # a first key block rescales nothing that was there
 
 
 def test_row_max_and_row_l_are_the_plain_softmax_max_and_normaliser() -> None:
     state = tiling_state(Q, K, V, block_size=3, step=1, causal=True)
     scores = np.where(causal_mask(T), Q @ K.T / 2.0, -np.inf)
-    np.testing.assert_array_equal(state["row_max"], scores.max(axis=-1))
+    np.testing.assert_array_equal(state.schedule.row_max, scores.max(axis=-1))
     np.testing.assert_allclose(
-        state["row_l"], np.exp(scores - scores.max(axis=-1, keepdims=True)).sum(axis=-1)
+        state.schedule.row_l, np.exp(scores - scores.max(axis=-1, keepdims=True)).sum(axis=-1)
     )
 
 
@@ -260,7 +261,7 @@ def every_output_the_lab_can_draw() -> np.ndarray:
     for block_size in BLOCK_SIZES:
         for causal in (False, True):
             schedule = tiling_schedule(Q, K, V, block_size=block_size, causal=causal)
-            points += [step.output for step in schedule["steps"]] + [schedule["exact"]]
+            points += [step.output for step in schedule.steps] + [schedule.exact]
     return np.concatenate(points)[:, :2]
 
 

@@ -15,8 +15,8 @@ from lab_factories import LAB_NAMES, make_lab, record_frames
 
 from attnlib.labs import gradient_lab, saturation_lab
 from attnlib.labs.gradient import D_K_OPTIONS, LAB_STEPS
+from attnlib.liveview.keys import detached_copy, position, reachable, state_key
 from attnlib.liveview.lab import Lab
-from attnlib.liveview.states import detached_copy, position, reachable, state_key
 
 LABS = {name: (lambda name=name: make_lab(name)) for name in LAB_NAMES}
 LABS["gradient_lab"] = lambda: gradient_lab(d_k=16, scaled=False, step=5)

@@ -108,7 +108,7 @@ def test_float16_attention_over_many_equal_keys_averages_the_values_to_one() -> 
     assert out.dtype == weights.dtype == F16 and float(out[0, 0]) == 1.0
 
 
-def test_tiled_steps_keep_their_float16_running_state_in_float32() -> None:
+def test_tiling_steps_keep_their_float16_running_state_in_float32() -> None:
     Q, K, V = (a.astype(F16) for a in many_keys())
     steps = list(attnlib.tiled_attention_steps(Q, K, V, block_size=1000))
     assert {s.l.dtype for s in steps} == {s.acc.dtype for s in steps} == {np.dtype(np.float32)}

@@ -9,7 +9,7 @@ from matplotlib.text import Text
 
 from attnlib import causal_mask
 from attnlib.pictures.tiling_diagram import tile_order, tile_order_diagram
-from attnlib.tiled import tiled_attention_steps
+from attnlib.tiling import tiled_attention_steps
 
 rng = np.random.default_rng(0)
 Q, K, V = rng.normal(size=(12, 4)), rng.normal(size=(12, 4)), rng.normal(size=(12, 2))

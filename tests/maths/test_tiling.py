@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlib import causal_mask, scaled_dot_product_attention, tiled_attention
-from attnlib.tiled import tiled_attention_steps
+from attnlib.tiling import tiled_attention_steps
 
 FAST = settings(max_examples=50, deadline=None, database=None)
 
@@ -32,7 +32,7 @@ def tiled_case(draw):
 
 @FAST
 @given(tiled_case())
-def test_tiled_equals_plain_attention_in_float64(case) -> None:
+def test_tiling_equals_plain_attention_in_float64(case) -> None:
     Q, K, V, block_size, causal = case
     mask = causal_mask(Q.shape[-2], K.shape[-2]) if causal else None
     expected, _ = scaled_dot_product_attention(Q, K, V, mask=mask)
@@ -40,7 +40,7 @@ def test_tiled_equals_plain_attention_in_float64(case) -> None:
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
-def test_tiled_equals_plain_when_a_later_block_raises_the_running_maximum() -> None:
+def test_tiling_equals_plain_when_a_later_block_raises_the_running_maximum() -> None:
     # the largest score sits in the last key block, so the running sums are rescaled
     Q = np.ones((2, 1))
     K = np.array([[-3.0], [-1.0], [0.0], [2.0], [8.0]])

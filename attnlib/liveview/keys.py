@@ -3,7 +3,7 @@
 The engine reads three private parts of ipywidgets, all here: a selection's option labels and
 values (``_options_labels``, ``_options_values``), whether a change came from the browser
 (``_property_lock``), and a control made with a comm that goes nowhere (``comm=``). A release of
-ipywidgets that changes them breaks this file's tests first (``tests/liveview/test_states.py``);
+ipywidgets that changes them breaks this file's tests first (``tests/liveview/test_keys.py``);
 ``Lab(..., draw_ahead=False)`` needs only :func:`option_labels` and :func:`set_by_browser`.
 
 A state key is the JSON list of every control's :func:`position`, in the lab's order, written the
