@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import signal
 import threading
 from decimal import Decimal
 from fractions import Fraction
@@ -1306,6 +1307,15 @@ def test_an_endless_loop_is_stopped_outside_the_main_thread_too(monkeypatch) -> 
     worker.start()
     worker.join(5)
     assert box["v"][0] == "incorrect" and "still running after 0.2 s" in box["v"][1]
+
+
+def test_an_endless_loop_is_stopped_where_there_is_no_sigalrm_as_on_windows(monkeypatch) -> None:
+    monkeypatch.setattr(ch05.stable_softmax, "time_limit", 0.2)
+    monkeypatch.delattr(signal, "setitimer")  # Windows' signal module has none
+    before = set(threading.enumerate())
+    message = assert_wrong(ch05.stable_softmax, endless, "still running after 0.2 s")
+    assert "passes" not in message
+    assert [t for t in threading.enumerate() if t not in before] == []  # its thread was ended
 
 
 def test_an_endless_loop_stopped_outside_the_main_thread_does_not_run_on(monkeypatch) -> None:
