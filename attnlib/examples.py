@@ -16,6 +16,9 @@ entries that row 1 of the output combines.
 ``POSITIONS_SENTENCE`` and ``positions_weights``: the seeded data of notebooks 04, 10, 06 and 09
 and of their labs (:mod:`attnlib.labs`).
 
+``INDUCTION_SEED`` and ``induction_held_out``: notebook 14's first training seed and its held-out
+repeated sequences, which the induction lab shows too.
+
 ``WINOGRAD_PAIRS``, ``REFERENT_CONTROL`` and ``SIMILARITY_SENTENCES``: the sentences notebook 13
 runs through the trained model.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import check_int
+from .induction import repeated_sequences
 
 
 def _frozen(rows: list) -> np.ndarray:
@@ -171,6 +175,17 @@ def positions_weights(seed: int = 9) -> tuple[np.ndarray, np.ndarray, np.ndarray
     W_Q = rng.normal(size=(d, d)) / np.sqrt(d)
     W_K = rng.normal(size=(d, d)) / np.sqrt(d)
     return X, W_Q, W_K
+
+
+#: The training seed of notebook 14's first model and of the induction lab (not a tuning seed).
+INDUCTION_SEED = 10
+
+
+def induction_held_out(half_length: int = 12, vocab: int = 30) -> np.ndarray:
+    """Notebook 14's held-out repeated sequences: 100 rows of ``2 * half_length`` tokens, the
+    second half equal to the first, from ``np.random.default_rng(2024)``
+    (:func:`attnlib.induction.repeated_sequences`)."""
+    return repeated_sequences(np.random.default_rng(2024), 100, half_length, vocab)
 
 
 _TIRED = "The animal didn't cross the street because it was too tired"

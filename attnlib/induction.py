@@ -30,8 +30,8 @@ Public functions (each checks its arguments and names the one that is wrong):
 * :func:`loss_on_repeats`: the loss on the predictions an induction head can make, with heads
   ablated on request;
 * :func:`run`: logits and attention weights; :func:`summary`: the figures of one trained model;
-  :func:`training_curves`: its loss and its two heads' scores at every checkpoint;
-  :func:`snapshot`: what a training-step lab shows at one stored step.
+  :func:`training_curves`: its loss, its two heads' scores and their attention patterns at every
+  checkpoint (what the induction lab shows).
 
 The training data: each row holds random filler and a segment of random length repeated once;
 the loss counts only the predictions inside the second copy. A trial made before this module
@@ -72,7 +72,6 @@ __all__ = [
     "Curves",
     "Params",
     "Run",
-    "Snapshot",
     "Summary",
     "Trained",
     "drop_step",
@@ -82,7 +81,6 @@ __all__ = [
     "pattern_scores",
     "repeated_sequences",
     "run",
-    "snapshot",
     "summary",
     "train",
     "training_curves",
@@ -1112,6 +1110,9 @@ class Curves(NamedTuple):
         (layer, head) of the previous-token head and the induction head of the final model.
     previous_token, induction : ndarray, shape (n_checkpoints,)
         Their scores at each stored step.
+    patterns : ndarray, shape (n_checkpoints, 2, 2h, 2h)
+        The two heads' attention weights on the first held-out sequence at each stored step
+        (what the induction lab shows).
     """
 
     steps: np.ndarray
@@ -1119,6 +1120,7 @@ class Curves(NamedTuple):
     heads: tuple[tuple[int, int], tuple[int, int]]
     previous_token: np.ndarray
     induction: np.ndarray
+    patterns: np.ndarray
 
 
 def training_curves(trained: Trained, tokens: ArrayLike) -> Curves:
@@ -1139,82 +1141,19 @@ def training_curves(trained: Trained, tokens: ArrayLike) -> Curves:
     final = summary(trained, tokens)  # checks trained and tokens
     tokens = np.asarray(tokens).astype(np.intp)
     heads = (final.previous_token_head, final.induction_head)
-    losses, previous, induced = [], [], []
+    losses, previous, induced, patterns = [], [], [], []
     for checkpoint in trained.checkpoints:
         logits, _, layers = _forward(checkpoint.params, tokens)
         scores = _mean_scores(layers)
         previous.append(scores["previous_token"][heads[0]])
         induced.append(scores["induction"][heads[1]])
         losses.append(_repeat_loss(logits, tokens))
+        patterns.append([layers[layer].weights[0, head] for layer, head in heads])
     return Curves(
-        np.array(trained.steps), np.array(losses), heads, np.array(previous), np.array(induced)
-    )
-
-
-# --- what a training-step lab shows -------------------------------------------------------------
-
-
-class Snapshot(NamedTuple):
-    """What a lab scrubbing through training shows at one stored step (:func:`snapshot`).
-
-    Attributes
-    ----------
-    step : int
-        The stored step shown (the latest <= the step asked for).
-    loss : ndarray, shape (steps,)
-        The whole training curve (the lab marks ``step`` on it).
-    loss_on_repeats : float
-        The held-out loss on repeats at this step.
-    heads : tuple of (int, int)
-        (layer, head) of the previous-token head and the induction head, chosen on the final
-        model, so that the lab follows the same two heads through training.
-    scores : ndarray, shape (2,)
-        Their previous-token and induction score at this step.
-    patterns : ndarray, shape (2, T, T)
-        Their attention weights on the first sequence of the tokens, at this step.
-    """
-
-    step: int
-    loss: np.ndarray
-    loss_on_repeats: float
-    heads: tuple[tuple[int, int], tuple[int, int]]
-    scores: np.ndarray
-    patterns: np.ndarray
-
-
-def snapshot(trained: Trained, step: int, tokens: ArrayLike) -> Snapshot:
-    """The loss curve with a step marked, and the two heads' patterns and scores at that step.
-
-    Parameters
-    ----------
-    trained : Trained
-    step : int
-        A training step, 0 to the last; the latest stored checkpoint at or before it is shown.
-    tokens : array_like of int, shape (n, 2 * h)
-        Held-out repeated sequences; the patterns are those of the first.
-
-    Returns
-    -------
-    Snapshot
-    """
-    final = summary(trained, tokens)  # checks trained and tokens
-    tokens = np.asarray(tokens).astype(np.intp)
-    step = check_int(step, "step", minimum=0)
-    if step > trained.checkpoints[-1].step:
-        raise ValueError(
-            f"step must be at most the last trained step, {trained.checkpoints[-1].step}; got"
-            f" step={step}"
-        )
-    checkpoint = [c for c in trained.checkpoints if c.step <= step][-1]
-    p = checkpoint.params
-    logits, _, layers = _forward(p, tokens)
-    scores = _mean_scores(layers)
-    heads = (final.previous_token_head, final.induction_head)
-    return Snapshot(
-        checkpoint.step,
-        trained.loss,
-        _repeat_loss(logits, tokens),
+        np.array(trained.steps),
+        np.array(losses),
         heads,
-        np.array([scores["previous_token"][heads[0]], scores["induction"][heads[1]]]),
-        np.stack([layers[layer].weights[0, head] for layer, head in heads]),
+        np.array(previous),
+        np.array(induced),
+        np.array(patterns),
     )

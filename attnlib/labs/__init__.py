@@ -7,6 +7,7 @@
 
 from .gqa import gqa_lab
 from .gradient import gradient_lab
+from .induction import induction_lab
 from .masking import masking_lab
 from .positions import positions_lab
 from .saturation import saturation_lab
@@ -16,6 +17,7 @@ from .trained_attention import trained_attention_lab
 __all__ = [
     "gqa_lab",
     "gradient_lab",
+    "induction_lab",
     "masking_lab",
     "positions_lab",
     "saturation_lab",

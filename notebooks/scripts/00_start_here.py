@@ -52,7 +52,7 @@
 # | `12_active_recall` | test yourself: self-checked questions across 01-11, each pointing back to the notebook to revisit | 19 |
 # | `13_trained_model` | find the same attention inside a real trained model (all-MiniLM-L6-v2, run in numpy); live | 28 |
 # | `14_induction_heads` | watch a previous-token head and an induction head form in training, check it over seeds and baselines, and test it by ablation | 29 |
-# | `lab_bench` | every live lab at projector size, with a lab card for class | 11 |
+# | `lab_bench` | every live lab at projector size, with a lab card for class | 12 |
 #
 # "minutes": the main path at one sitting, prose read at 238 words a minute (the average adult's
 # rate for non-fiction), a quarter of a second for each symbol of a formula and 10 seconds for

@@ -276,6 +276,21 @@ plt.show()
 # diagonal just below the main one, each token looking at its predecessor (left), and in the
 # second half a stripe $h - 1 = 11$ positions back, at the token after the earlier copy (right).
 #
+# ### The induction lab
+#
+# The same two heads, at every checkpoint of this training run (every 20 steps): drag the
+# **training step** and watch the loss on the held-out repeats (left, the step marked) and the
+# two patterns (middle and right) change together. Where in the run do the diagonal and the
+# stripe appear, and what does the loss do at that moment?
+#
+# (Without a running kernel, for example on GitHub, you see a picture of the lab's first state.)
+
+# %% jupyter={"source_hidden": true} tags=["nbval-ignore-output"]
+from attnlib.labs import induction_lab
+
+induction_lab(trained, held_out)
+
+# %% [markdown]
 # ## 5. Evidence, not anecdote: five seeds and three baselines
 #
 # One run is an example. The same settings on five seeds, none used to tune them, against three

@@ -24,7 +24,6 @@ from attnlib.induction import (
     pattern_scores,
     repeated_sequences,
     run,
-    snapshot,
     summary,
     train,
 )
@@ -290,7 +289,7 @@ def test_the_baseline_trains_on_rows_that_never_repeat() -> None:
     assert np.mean(repeats) < 0.01  # chance coincidences of four tokens in a row
 
 
-# --- summary and the lab's snapshot -------------------------------------------------------------
+# --- summary and the training curves --------------------------------------------------------------
 
 
 def test_drop_step_is_where_the_running_mean_falls_below_half_its_start() -> None:
@@ -328,32 +327,16 @@ def test_training_curves_are_the_checkpoints_losses_and_the_final_heads_scores(
         assert curves.induction[i] == scores["induction"][final.induction_head]
 
 
-@pytest.mark.parametrize("step", [0, 4, 5, 11, 12])
-def test_a_snapshot_shows_the_latest_checkpoint_at_or_before_the_step(
-    tiny_trained: Trained, held_out: np.ndarray, step: int
+def test_the_curves_patterns_are_the_two_heads_weights_on_the_first_sequence(
+    tiny_trained: Trained, held_out: np.ndarray
 ) -> None:
-    shot = snapshot(tiny_trained, step, held_out)
-    stored = max(s for s in tiny_trained.steps if s <= step)
-    p = tiny_trained.at(step)
-    assert shot.step == stored
-    np.testing.assert_array_equal(shot.loss, tiny_trained.loss)
-    assert shot.loss_on_repeats == pytest.approx(loss_on_repeats(p, held_out), rel=1e-12)
-    weights = run(p, held_out).weights
-    scores = head_scores(p, held_out)
-    (l0, h0), (l1, h1) = shot.heads
-    np.testing.assert_array_equal(shot.patterns, [weights[l0, 0, h0], weights[l1, 0, h1]])
-    np.testing.assert_array_equal(
-        shot.scores, [scores["previous_token"][l0, h0], scores["induction"][l1, h1]]
-    )
-
-
-def test_a_snapshot_follows_the_final_models_heads_at_every_step(tiny_trained, held_out) -> None:
-    final = summary(tiny_trained, held_out)
-    for step in tiny_trained.steps:
-        assert snapshot(tiny_trained, step, held_out).heads == (
-            final.previous_token_head,
-            final.induction_head,
-        )
+    curves = induction.training_curves(tiny_trained, held_out)
+    (l0, h0), (l1, h1) = curves.heads
+    T = held_out.shape[1]
+    assert curves.patterns.shape == (len(tiny_trained.checkpoints), 2, T, T)
+    for i, checkpoint in enumerate(tiny_trained.checkpoints):
+        weights = run(checkpoint.params, held_out).weights
+        np.testing.assert_array_equal(curves.patterns[i], [weights[l0, 0, h0], weights[l1, 0, h1]])
 
 
 # --- bad arguments are named --------------------------------------------------------------------
@@ -406,8 +389,3 @@ def test_bad_arguments_raise_an_error_that_names_them(index: int) -> None:
 def test_a_trained_record_passed_as_params_is_pointed_to_its_params(tiny_trained) -> None:
     with pytest.raises(TypeError, match=r"pass trained\.params"):
         head_scores(tiny_trained, repeated_sequences(np.random.default_rng(0), 2, 3, 5))
-
-
-def test_a_snapshot_step_past_the_end_is_refused(tiny_trained, held_out) -> None:
-    with pytest.raises(ValueError, match="step must be at most the last trained step, 12"):
-        snapshot(tiny_trained, 13, held_out)

@@ -3,9 +3,13 @@ download), the others as a notebook makes them. Not a test file."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import attnlib.labs
+from attnlib.examples import INDUCTION_SEED
+from attnlib.induction import Trained, train
 from attnlib.liveview.lab import Lab
 from attnlib.softmax import softmax
 
@@ -23,9 +27,18 @@ class StandInModel:
         return tokens, softmax(rng.normal(size=(2, 3, T, T)), axis=-1)
 
 
+@functools.cache
+def induction_model() -> Trained:
+    """The induction lab's model, trained once for every test that makes the lab (~1.5 s)."""
+    return train(INDUCTION_SEED)
+
+
 def make_lab(name: str, present: bool = False) -> Lab:
-    """``attnlib.labs.<name>(present=present)``, with a stand-in model where a lab needs one."""
+    """``attnlib.labs.<name>(present=present)``, with a stand-in model where a lab needs one
+    and the induction lab's model trained once."""
     make = getattr(attnlib.labs, name)
+    if name == "induction_lab":
+        return make(induction_model(), present=present)
     if name == "trained_attention_lab":
         # the stand-in has 2 layers: the lab's start (layer 4) is not in it
         return make(StandInModel(), "it was late", layer=1, present=present)
