@@ -9,11 +9,11 @@ latest output).
 
 Rows, each with its target:
 
-* the test suite: wall time of ``python -m pytest -q`` (the README's test command without the
-  install step), target under 50 s (the aim is 30 s), with the CPU-seconds the whole machine
-  spent meanwhile and the share of the cores it kept busy; then each part of the suite run
-  alone, wall and CPU (``--no-parts`` skips them): the browser tests, the other unit tests, the
-  notebooks under nbval, and collection;
+* the test suite's two tiers, as README's test command runs them: the fast tier
+  (``python -m pytest -q``), target under 50 s (the aim is 30 s), with the CPU-seconds the whole
+  machine spent meanwhile and the share of the cores it kept busy, and the browser tier
+  (``python -m pytest -n 0 tests/browser``); then each part of the fast tier run alone, wall and
+  CPU (``--no-parts`` skips them): the unit tests, the notebooks under nbval, and collection;
 * each notebook: wall time to execute it top to bottom in a fresh kernel, kernel start included
   (what nbval pays per notebook), target a few seconds;
 * each lab: median update (the control's callback, the partial redraw and the PNG) next to the
@@ -30,7 +30,7 @@ Rows, each with its target:
   five untuned seeds, target at least 4 of 5;
 * felt latency: in headless chromium, from an arrow key or a drag to the gradient lab's new
   picture, voila and JupyterLab, notebook and present size, once the frames drawn ahead have
-  arrived; target median under 50 ms and 90th percentile under 100 ms (``--no-browser`` skips
+  arrived, and again with drawing ahead off (``ATTNLIB_DRAW_AHEAD=0``: one round trip a move); target median under 50 ms and 90th percentile under 100 ms (``--no-browser`` skips
   it; it needs chromium, playwright and voila, as the browser test does);
 * the site: its clean build's time (target at most 120 s), its size (at most 150 MB), and what
   each page loads before the reader touches anything (at most 5 MB), ``site_budgets.py``
