@@ -30,7 +30,8 @@ Rows, each with its target:
   five untuned seeds, target at least 4 of 5;
 * felt latency: in headless chromium, from an arrow key or a drag to the gradient lab's new
   picture, voila and JupyterLab, notebook and present size, once the frames drawn ahead have
-  arrived, and again with drawing ahead off (``ATTNLIB_DRAW_AHEAD=0``: one round trip a move); target median under 50 ms and 90th percentile under 100 ms (``--no-browser`` skips
+  arrived, and again with drawing ahead off (``ATTNLIB_DRAW_AHEAD=0``: one round trip a
+  move); target median under 50 ms and 90th percentile under 100 ms (``--no-browser`` skips
   it; it needs chromium, playwright and voila, as the browser test does);
 * the site: its clean build's time (target at most 120 s), its size (at most 150 MB), and what
   each page loads before the reader touches anything (at most 5 MB), ``site_budgets.py``
