@@ -14,6 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import site_labs
 from site_layout import STATIC, VENDOR_URL
 
 project = "attention-notebooks"
@@ -53,8 +54,9 @@ html_theme = "sphinx_book_theme"
 # _templates/search-button-field.html: the theme's search button, named by its visible text.
 templates_path = ["_templates"]
 html_title = "attention-notebooks"
-# _static/site.css: the site's few style rules; STATIC: the npm files (tools/build_site.py).
-html_static_path = ["_static", str(STATIC)]
+# _static/site.css: the site's few style rules; STATIC: the npm files; site_labs.FOLDER: the
+# labs' static forms (both written by tools/build_site.py).
+html_static_path = ["_static", str(STATIC), str(site_labs.FOLDER)]
 html_css_files = ["site.css"]
 # The sidebar: the title and the chapters (the search button is in the header already).
 html_sidebars = {"**": ["navbar-logo.html", "sbt-sidebar-nav.html"]}
@@ -94,3 +96,6 @@ def setup(app):
     # this file's settings does: Sphinx compares this value with the one of the last build.
     digest = hashlib.sha256((Path(__file__).parent / "site_layout.py").read_bytes()).hexdigest()
     app.add_config_value("site_layout_digest", digest, "env")
+    # likewise new static forms of the labs (a lab cell's page shows its first picture)
+    stamp = site_labs.FOLDER / "labs" / "digest"
+    app.add_config_value("site_labs_digest", stamp.read_text() if stamp.exists() else "", "env")

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import site_labs
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where tools/build_site.py gathers the pages (Sphinx's source folder) and the browser files.
@@ -99,7 +100,9 @@ def read_notebook(text: str) -> nbformat.NotebookNode:
     * a collapsed cell stays collapsed: a hidden source gets myst-nb's ``hide-input`` tag,
       hidden outputs ``hide-output`` (each opens on a click, as in JupyterLab);
     * a picture gets a text alternative (``alt``): a figure followed by its description says
-      so, and a lab's picture takes the lab's own words (its plain-text form).
+      so, and a lab's picture takes the lab's own words (its plain-text form);
+    * a lab's cell shows the lab's static form (:mod:`site_labs`), once ``tools/build_site.py``
+      has written it.
     """
     notebook = nbformat.reads(text, as_version=4)
     cells = notebook.cells
@@ -110,9 +113,26 @@ def read_notebook(text: str) -> nbformat.NotebookNode:
             tags.append("hide-input")
         if collapsed.get("outputs_hidden") and cell.get("outputs") and "hide-output" not in tags:
             tags.append("hide-output")
-        if alt := picture_alt(cell, after):
+        if (lab := static_lab(cell)) is not None:
+            html = site_labs.static_form_html(lab)
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": html})]
+        elif alt := picture_alt(cell, after):
             cell.metadata.setdefault("mystnb", {}).setdefault("image", {}).setdefault("alt", alt)
     return notebook
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def static_lab(cell: nbformat.NotebookNode) -> site_labs.SiteLab | None:
+    """The lab whose static form takes ``cell``'s place: a cell that shows a lab's widget view,
+    when the lab's static form is written."""
+    if cell.cell_type != "code" or not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
+        return None
+    lab = site_labs.lab_of(cell.source)
+    if lab is None or not (site_labs.FOLDER / "labs" / f"{lab.name}.json").exists():
+        return None
+    return lab
 
 
 def picture_alt(cell: nbformat.NotebookNode, after: nbformat.NotebookNode | None) -> str | None:

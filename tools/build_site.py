@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "docs"))
 
+import site_labs  # noqa: E402
 import site_layout  # noqa: E402
 
 OUT = ROOT / "build" / "site"
@@ -79,8 +80,10 @@ def build(clean: bool = False, out: Path = OUT) -> float:
     # the pages read before are kept in DOCTREES, and only those whose files changed are read
     shutil.rmtree(out, ignore_errors=True)
     if clean:
-        for folder in (DOCTREES, site_layout.SOURCE, site_layout.STATIC):
+        for folder in (DOCTREES, site_layout.SOURCE, site_layout.STATIC, site_labs.FOLDER):
             shutil.rmtree(folder, ignore_errors=True)
+    for name, states, seconds in site_labs.write_all():
+        print(f"lab {name}: {states} states drawn in {seconds:.1f} s")
     mirror(site_layout.pages(), site_layout.SOURCE)
     vendor = site_layout.vendor_files().items()
     mirror({f"{site_layout.VENDOR_URL}/{rel}": path for rel, path in vendor}, site_layout.STATIC)

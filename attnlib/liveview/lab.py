@@ -132,7 +132,7 @@ class Lab(widgets.VBox):
         self.live.animate(animated)
         self.state: Any = None
         self.last_error: BaseException | None = None
-        self._title_text = re.sub(r"<[^>]+>", "", title or "")
+        self.title_text = re.sub(r"<[^>]+>", "", title or "")
         self._syncing = False
         self._sync_error: Exception | None = None
         self._pending = False  # a redraw is scheduled on the kernel's loop (see _on_change)
@@ -238,14 +238,14 @@ class Lab(widgets.VBox):
 
     def _frame(self, values: Mapping[str, Any], state: Any, readouts: dict[str, str]) -> Frame:
         """Render the view (``update_view`` has set it to ``values``) as a frame."""
-        static = self._static_key(**values) if self._static_key else None
+        static = self.static_key_of(values)
         if self.present and static != self._last_static:  # static parts (tick labels) may be new
             raise_small_text(self.live.figure)
         self._last_static = static
         picture = self.live.render(static_key=static)
         text = self._caption(state) if self._caption else ""
         described = [f"{self.controls[n].description} {t}" for n, t in readouts.items()]
-        alt = ". ".join(filter(None, [self._title_text, text.replace("\n", " "), *described]))
+        alt = ". ".join(filter(None, [self.title_text, text.replace("\n", " "), *described]))
         return Frame(picture, html.escape(text).replace("\n", "<br>"), readouts, alt)
 
     def _show(self, key: str, frame: Frame) -> None:
@@ -264,8 +264,11 @@ class Lab(widgets.VBox):
 
     def has_background(self, values: Mapping[str, Any]) -> bool:
         """Whether the static parts of the picture for ``values`` are cached (a cheap frame)."""
-        static = self._static_key(**values) if self._static_key else None
-        return self.live.has_background(static)
+        return self.live.has_background(self.static_key_of(values))
+
+    def static_key_of(self, values: Mapping[str, Any]) -> Hashable:
+        """The name of the static picture for the control values ``values`` (None: one)."""
+        return self._static_key(**values) if self._static_key else None
 
     def render_naive(self) -> bytes:
         """The current state drawn from scratch, as ``interact`` + inline does (the speed
