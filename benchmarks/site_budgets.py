@@ -11,6 +11,9 @@ the reader touches anything.
   context (nothing cached), served over HTTP from the built folder; the bytes of every response
   it loads until its equations are typeset and the network is idle, uncompressed (GitHub Pages
   sends them compressed, so a reader downloads less); target at most 5 MB a page.
+* static labs: on every lab's page, the lab's first slider moved by the arrow keys, 10 steps
+  along and 10 back, 60 ms apart; per move, the time from the key press to the next paint
+  after the new picture is decoded; target a median of at most 50 ms.
 
 Needs what ``tests/browser/test_site_in_browser.py`` needs (the site's tools, the npm files,
 playwright, Debian's chromium); ``benchmarks/run_all.py`` prints the same figures as rows of its
@@ -42,6 +45,7 @@ class Budgets(NamedTuple):
     build_cpu_s: float
     site_mb: float
     page_mb: dict[str, float]  # page (path without .html) -> MB it loads
+    move_ms: list[float]  # every move of a static lab: key press to the new picture painted
 
 
 def children_cpu_seconds() -> float:
@@ -78,6 +82,47 @@ def page_megabytes(site: Path) -> dict[str, float]:
     return found
 
 
+#: In the page: for every change of the lab's picture, the time from the last key press to the
+#: next paint after the new picture is decoded, in ``window.moves``.
+TIME_MOVES = """() => {
+    window.moves = [];
+    let pressed = null;
+    document.addEventListener('keydown', (e) => { pressed = e.timeStamp; }, true);
+    const img = document.querySelector('.attnlib-static-lab img');
+    new MutationObserver(() => {
+        const start = pressed;
+        img.decode().then(() => requestAnimationFrame(() =>
+            window.moves.push(performance.now() - start)));
+    }).observe(img, { attributes: true, attributeFilter: ['src'] });
+}"""
+
+
+def static_lab_moves(site: Path, steps: int = 10) -> list[float]:
+    """The milliseconds of every move (see the module's docstring) on every lab's page."""
+    pages = sorted(
+        p.relative_to(site).with_suffix("").as_posix()
+        for p in (site / "notebooks").glob("*.html")
+        if "attnlib-static-lab" in p.read_text(encoding="utf-8")
+    )
+    found: list[float] = []
+    with site_serving.reading(site) as (base, chromium, outside):
+        for name in pages:
+            context = site_serving.new_context(chromium, base, outside)
+            page = context.new_page()
+            page.goto(f"{base}{name}.html", wait_until="load")
+            page.wait_for_selector(".attnlib-static-ready")
+            page.evaluate(TIME_MOVES)
+            slider = page.locator(".attnlib-static-lab input[type=range]:enabled").first
+            slider.focus()
+            for key in ["ArrowRight"] * steps + ["ArrowLeft"] * steps:
+                page.keyboard.press(key)
+                page.wait_for_timeout(60)
+            page.wait_for_timeout(200)
+            found += page.evaluate("() => window.moves")
+            context.close()
+    return found
+
+
 def body_bytes(request) -> int:
     return request.sizes()["responseBodySize"]
 
@@ -93,7 +138,7 @@ def measure() -> Budgets:
         if done.returncode != 0:
             raise RuntimeError(f"the site did not build:\n{done.stdout}\n{done.stderr}")
         site = checkout / "build" / "site"
-        return Budgets(wall, cpu, folder_mb(site), page_megabytes(site))
+        return Budgets(wall, cpu, folder_mb(site), page_megabytes(site), static_lab_moves(site))
 
 
 def rows(budgets: Budgets) -> list[tuple[str, str, str, str]]:
@@ -121,6 +166,14 @@ def rows(budgets: Budgets) -> list[tuple[str, str, str, str]]:
             f" {len(pages)} pages" + (f"; over budget: {', '.join(over)}" if over else ""),
             f"<= {PAGE_BUDGET_MB} MB",
             verdict(not over),
+        ),
+        (
+            "static lab move, key to picture (chromium)",
+            f"median {statistics.median(budgets.move_ms):.1f} ms, p90"
+            f" {statistics.quantiles(budgets.move_ms, n=10)[-1]:.1f} ms over"
+            f" {len(budgets.move_ms)} moves",
+            "<= 50 ms median",
+            verdict(statistics.median(budgets.move_ms) <= 50),
         ),
     ]
 

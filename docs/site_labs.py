@@ -107,7 +107,13 @@ def digest() -> str:
     return sha.hexdigest()
 
 
-def write_lab(name: str, folder: Path = FOLDER) -> tuple[str, int, float]:
+def manifest_path(lab: SiteLab, first_only: bool = False) -> Path:
+    """Where :func:`write_lab` writes ``lab``'s manifest (in :data:`FOLDER`, read when called);
+    ``first_only``: the manifest of its first state alone, which its page carries."""
+    return FOLDER / "labs" / f"{lab.name}{'.first' if first_only else ''}.json"
+
+
+def write_lab(name: str) -> tuple[str, int, float]:
     """Make the lab ``name``, walk its states and write its manifest and pictures; return its
     name, its number of states and the seconds it took."""
     from attnlib.liveview.static import static_form
@@ -115,31 +121,32 @@ def write_lab(name: str, folder: Path = FOLDER) -> tuple[str, int, float]:
     lab = BY_NAME[name]
     start = time.perf_counter()
     form = static_form(lab.make(), lab.keep)
-    pictures = folder / "labs" / lab.name
+    pictures = FOLDER / "labs" / lab.name
     shutil.rmtree(pictures, ignore_errors=True)
     pictures.mkdir(parents=True)
     for sha, data in form.pictures.items():
         (pictures / f"{sha}.{form.image_format}").write_bytes(data)
-    manifest = form.manifest(lab.name) | {"grid": lab.grid}
-    text = json.dumps(manifest, separators=(",", ":"), ensure_ascii=False)
-    (folder / "labs" / f"{lab.name}.json").write_text(text, encoding="utf-8")
+    for first_only in (False, True):
+        manifest = form.manifest(lab.name, first_only)
+        text = json.dumps(manifest, separators=(",", ":"), ensure_ascii=False)
+        manifest_path(lab, first_only).write_text(text, encoding="utf-8")
     return lab.name, len(form.states), time.perf_counter() - start
 
 
-def write_all(folder: Path = FOLDER, workers: int | None = None) -> list[tuple[str, int, float]]:
-    """Write every lab's static form into ``folder`` (skipped when attnlib and this file are
+def write_all(workers: int | None = None) -> list[tuple[str, int, float]]:
+    """Write every lab's static form into :data:`FOLDER` (skipped when attnlib and this file are
     unchanged since the last time); return what :func:`write_lab` returned for each."""
-    stamp = folder / "labs" / "digest"
+    stamp = FOLDER / "labs" / "digest"
     now = digest()
     if stamp.exists() and stamp.read_text() == now:
         return []
-    shutil.rmtree(folder, ignore_errors=True)
-    (folder / "labs").mkdir(parents=True)
-    shutil.copy2(ROOT / "attnlib" / "liveview" / "static.js", folder / SCRIPT)
+    shutil.rmtree(FOLDER, ignore_errors=True)
+    (FOLDER / "labs").mkdir(parents=True)
+    shutil.copy2(ROOT / "attnlib" / "liveview" / "static.js", FOLDER / SCRIPT)
     workers = workers or min(len(LABS), os.cpu_count() or 1)
     # a process per lab at a time (each with its own matplotlib)
     with ProcessPoolExecutor(workers) as pool:
-        done = list(pool.map(write_lab, BY_NAME, [folder] * len(LABS)))
+        done = list(pool.map(write_lab, BY_NAME))
     stamp.write_text(now)
     return done
 
@@ -151,13 +158,17 @@ def lab_of(source: str) -> SiteLab | None:
     return next((lab for lab in LABS if last.startswith(lab.call)), None)
 
 
-def static_form_html(lab: SiteLab, folder: Path = FOLDER, prefix: str = "../_static/") -> str:
+def static_form_html(lab: SiteLab, prefix: str = "../_static/") -> str:
     """What a chapter page shows in the lab cell's place: the lab's first state (title, caption
-    and picture, readable without scripts) and the place ``static.js`` puts the controls in."""
-    manifest = json.loads((folder / "labs" / f"{lab.name}.json").read_text(encoding="utf-8"))
-    first = manifest["states"][manifest["first"]]
+    and picture, readable without scripts), its manifest for ``static.js`` (which puts the
+    controls in) and the address of the whole manifest."""
+    text = manifest_path(lab, first_only=True).read_text(encoding="utf-8")
+    manifest = json.loads(text)
+    inline = text.replace("</", "<\\/")  # JSON's own escape: no "</script>" inside the script
+    first = dict(zip(manifest["fields"], manifest["states"][manifest["first"]]))
     texts = manifest["texts"]
-    source = f"{prefix}labs/{lab.name}/{first['picture']}.{manifest['format']}"
+    picture = manifest["pictures"][first["picture"]]
+    source = f"{prefix}labs/{lab.name}/{picture}.{manifest['format']}"
     note = " ".join(
         filter(
             None,
@@ -171,6 +182,8 @@ def static_form_html(lab: SiteLab, folder: Path = FOLDER, prefix: str = "../_sta
     )
     return (
         f'<div class="attnlib-static-lab" data-manifest="{prefix}labs/{lab.name}.json">'
+        f'<script type="application/json" class="attnlib-static-first">'
+        f"{inline}</script>"
         f'<p class="attnlib-static-title"><b>{html.escape(manifest["title"])}</b></p>'
         '<div class="attnlib-static-controls"></div>'
         f'<div class="attnlib-static-caption">{texts[first["caption"]]}</div>'

@@ -130,7 +130,7 @@ def static_lab(cell: nbformat.NotebookNode) -> site_labs.SiteLab | None:
     if cell.cell_type != "code" or not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
         return None
     lab = site_labs.lab_of(cell.source)
-    if lab is None or not (site_labs.FOLDER / "labs" / f"{lab.name}.json").exists():
+    if lab is None or not site_labs.manifest_path(lab, first_only=True).exists():
         return None
     return lab
 

@@ -1,9 +1,11 @@
 // The browser half of attnlib.liveview.static (read its docstring first).
 //
-// Turns every `.attnlib-static-lab[data-manifest]` on the page into a lab without a kernel: its
-// controls (the live lab's, by kind, description and options) above its caption and picture.
+// Turns every `.attnlib-static-lab` on the page into a lab without a kernel: its controls (the
+// live lab's, by kind, description and options) above its caption and picture. The page carries
+// the first state's manifest (a `script.attnlib-static-first`); the whole manifest
+// (`data-manifest`) and the pictures one move away are fetched once the reader touches the lab.
 // A move looks up the state reached (by its key, as the kernel writes it) and shows the picture
-// the lab drew for that state at build time; the pictures one move away are fetched ahead.
+// the lab drew for that state when the page was built.
 
 let made = 0; // the forms made on this page, for unique element ids
 
@@ -15,38 +17,59 @@ function el(tag, attributes = {}, ...children) {
   return node;
 }
 
-async function start(root) {
+function start(root) {
   const address = new URL(root.dataset.manifest, document.baseURI);
-  const m = await (await fetch(address)).json();
-  const folder = new URL(`${m.folder}/`, address);
+  let m = JSON.parse(root.querySelector("script.attnlib-static-first").textContent);
+  let whole = null; // the promise of the whole manifest, once asked for
   const id = `attnlib-static-${(made += 1)}`;
   const picture = root.querySelector("img");
   const caption = root.querySelector(".attnlib-static-caption");
   const error = root.querySelector(".attnlib-static-error");
   const box = root.querySelector(".attnlib-static-controls");
-  const rows = m.controls.map(() => ({ row: null, options: null }));
-  const fetched = new Set([picture.getAttribute("src")]);
-  let state = m.states[m.first];
+  let rows = m.controls.map(() => null); // per control: its row and what it shows
+  const fetched = new Set();
 
-  const url = (s) => new URL(`${s.picture}.${m.format}`, folder).href;
-  const optionsOf = (s, c) => m.options[s.options[c]];
+  // a state by its key (or the key before sync_controls moved another control), as an object
+  // of the fields of attnlib.liveview.static.STATE_FIELDS; undefined if not stored
+  function stateOf(key) {
+    const row = m.states[key] ?? m.states[m.aliases[key]];
+    return row && Object.fromEntries(m.fields.map((field, i) => [field, row[i]]));
+  }
+  let key = m.first;
+  let state = stateOf(key);
 
-  /** The state one move away: control c to its option j (undefined if it is not stored). */
-  function reached(c, j) {
+  const url = (s) => new URL(`${m.folder}/${m.pictures[s.picture]}.${m.format}`, address).href;
+
+  /** The key of the state one move away: control c to its option j. */
+  function keyAfter(c, j) {
     const places = state.options.map((list, i) => m.options[list][i === c ? j : state.at[i]][0]);
-    const key = `[${places.join(",")}]`;
-    return m.states[key] ?? m.states[m.aliases[key]];
+    return `[${places.join(",")}]`;
+  }
+
+  /** The whole manifest, fetched once; the state shown is looked up in it again. */
+  function load() {
+    whole ??= fetch(address)
+      .then((response) => response.json())
+      .then((manifest) => {
+        m = manifest;
+        state = stateOf(key);
+        rows = rows.map((shown) => shown && { row: shown.row, now: null }); // new indices
+      });
+    return whole;
   }
 
   function move(c, j) {
-    const next = reached(c, j);
-    if (next !== undefined) show(next);
+    const next = keyAfter(c, j);
+    load().then(() => {
+      const reached = stateOf(next);
+      if (reached !== undefined) show(m.aliases[next] ?? next, reached);
+    });
   }
 
   /** The row of control c for the options and position of the state shown. */
   function row(c) {
     const control = m.controls[c];
-    const options = optionsOf(state, c);
+    const options = m.options[state.options[c]];
     const at = state.at[c];
     const disabled = state.disabled[c];
     const name = `${id}-${c}`;
@@ -57,7 +80,11 @@ async function start(root) {
       input.setAttribute("aria-valuetext", options[at][1]);
       input.addEventListener("input", () => move(c, Number(input.value)));
       const readout = m.texts[state.readouts[c]] || options[at][1];
-      return [el("label", { for: name }, control.description), input, el("output", { for: name }, readout)];
+      return [
+        el("label", { for: name }, control.description),
+        input,
+        el("output", { for: name }, readout),
+      ];
     }
     if (control.kind === "checkbox") {
       const input = el("input", { type: "checkbox", id: name });
@@ -69,7 +96,8 @@ async function start(root) {
       return [el("span"), el("label", {}, input, ` ${control.description}`), el("span")];
     }
     if (control.kind === "buttons") {
-      const group = el("fieldset", { class: "attnlib-static-buttons" }, el("legend", {}, control.description));
+      const legend = el("legend", {}, control.description);
+      const group = el("fieldset", { class: "attnlib-static-buttons" }, legend);
       options.forEach(([, label], j) => {
         const input = el("input", { type: "radio", name, value: j });
         input.checked = j === at;
@@ -87,29 +115,30 @@ async function start(root) {
     return [el("label", { for: name }, control.description), select, el("span")];
   }
 
-  /** Draw the controls anew where the state's options or position differ from those shown. */
+  /** Draw a control's row anew where the state's options, position or readout differ. */
   function controls() {
-    m.controls.forEach((control, c) => {
+    m.controls.forEach((_, c) => {
+      const now = [state.options[c], state.at[c], state.disabled[c], state.readouts[c]].join();
       const shown = rows[c];
-      const now = `${state.options[c]}:${state.at[c]}:${state.disabled[c]}:${state.readouts[c]}`;
-      if (shown.options === now) return;
-      const focused = shown.row !== null && shown.row.contains(document.activeElement);
+      if (shown?.now === now) return;
+      const focused = shown?.row.contains(document.activeElement);
       const fresh = el("div", { class: "attnlib-static-row" }, ...row(c));
-      if (shown.row === null) box.append(fresh);
-      else shown.row.replaceWith(fresh);
-      rows[c] = { row: fresh, options: now };
-      if (focused) fresh.querySelector("input, select")?.focus();
+      if (shown) shown.row.replaceWith(fresh);
+      else box.append(fresh);
+      rows[c] = { row: fresh, now };
+      if (focused) fresh.querySelector("input:checked, input, select")?.focus();
     });
   }
 
   /** Fetch the pictures one move away, so that a move shows its picture at once. */
   function ahead() {
     state.options.forEach((list, c) => {
+      const count = m.options[list].length;
       const at = state.at[c];
-      const near = m.controls[c].kind === "slider" ? [at - 1, at + 1] : m.options[list].keys();
-      for (const j of near) {
-        const next = j >= 0 && j < m.options[list].length ? reached(c, j) : undefined;
-        if (next?.picture && !fetched.has(url(next))) {
+      const near = m.controls[c].kind === "slider" ? [at - 1, at + 1] : [...Array(count).keys()];
+      for (const j of near.filter((j) => j >= 0 && j < count)) {
+        const next = stateOf(keyAfter(c, j));
+        if (next !== undefined && next.picture >= 0 && !fetched.has(url(next))) {
           fetched.add(url(next));
           new Image().src = url(next);
         }
@@ -117,21 +146,28 @@ async function start(root) {
     });
   }
 
-  function show(next) {
+  function show(nextKey, next) {
+    key = nextKey;
+    root.dataset.key = key; // the state shown, for tests and benchmarks
     state = next;
     controls();
     error.textContent = m.texts[state.error];
-    if (state.picture) {
+    if (state.picture >= 0) {
       caption.innerHTML = m.texts[state.caption]; // written by the lab: escaped text and <br>
       picture.alt = m.texts[state.alt];
       picture.src = url(state);
     }
-    ahead();
+    if (whole !== null) whole.then(ahead);
   }
 
   box.replaceChildren();
-  show(state);
+  root.dataset.key = key;
+  controls();
+  const touch = () => load().then(ahead);
+  for (const event of ["pointerenter", "focusin", "touchstart"]) {
+    root.addEventListener(event, touch, { once: true, passive: true });
+  }
   root.classList.add("attnlib-static-ready");
 }
 
-for (const root of document.querySelectorAll(".attnlib-static-lab[data-manifest]")) start(root);
+for (const root of document.querySelectorAll(".attnlib-static-lab")) start(root);

@@ -33,7 +33,12 @@ from .keys import detached_copy, position, reachable, state_key
 if TYPE_CHECKING:
     from .lab import Lab
 
-__all__ = ["StaticForm", "StaticState", "control_kind", "static_form"]
+__all__ = ["STATE_FIELDS", "StaticForm", "StaticState", "control_kind", "static_form"]
+
+#: A state's row in the manifest: the index of its picture (-1: none, an error instead), of its
+#: caption, alt text and error in ``texts``, then per control its readout (in ``texts``), its
+#: option list (in ``options``), the option it stands at and whether it is disabled.
+STATE_FIELDS = ("picture", "caption", "alt", "error", "readouts", "options", "at", "disabled")
 
 #: A grid: per control name, which options stay (called with the option's label).
 Keep = Mapping[str, Callable[[str], bool]]
@@ -64,9 +69,11 @@ class StaticForm(NamedTuple):
     pictures: dict[str, bytes]  # SHA-256 -> bytes
     image_format: str
 
-    def manifest(self, folder: str) -> dict[str, Any]:
-        """The form as JSON data for ``static.js`` (texts and option lists stored once), its
-        pictures in ``folder`` (relative to the manifest), each named ``SHA.FORMAT``."""
+    def manifest(self, folder: str, first_only: bool = False) -> dict[str, Any]:
+        """The form as JSON data for ``static.js`` (texts and option lists stored once; a state is
+        a row, :data:`STATE_FIELDS`), its pictures in ``folder`` (relative to the manifest), each
+        named ``SHA.FORMAT``. ``first_only``: the first state alone (what a page shows before the
+        reader touches the lab)."""
         texts: dict[str, int] = {}
         options: dict[tuple, int] = {}
 
@@ -76,18 +83,21 @@ class StaticForm(NamedTuple):
         def option_list(value: tuple) -> int:
             return options.setdefault(value, len(options))
 
-        states = {
-            key: {
-                "picture": state.picture,
-                "caption": text(state.caption),
-                "alt": text(state.alt),
-                "error": text(state.error),
-                "readouts": [text(state.readouts.get(name, "")) for name, _, _ in self.controls],
-                "options": [option_list(o) for o in state.options],
-                "at": list(state.at),
-                "disabled": list(state.disabled),
-            }
-            for key, state in self.states.items()
+        chosen = {self.first: self.states[self.first]} if first_only else self.states
+        pictures = list(dict.fromkeys(state.picture for state in chosen.values() if state.picture))
+        where = {sha: i for i, sha in enumerate(pictures)}
+        states = {  # one row per state, in the order of STATE_FIELDS
+            key: [
+                where.get(state.picture, -1),
+                text(state.caption),
+                text(state.alt),
+                text(state.error),
+                [text(state.readouts.get(name, "")) for name, _, _ in self.controls],
+                [option_list(o) for o in state.options],
+                list(state.at),
+                list(state.disabled),
+            ]
+            for key, state in chosen.items()
         }
         return {
             "title": self.title,
@@ -100,8 +110,10 @@ class StaticForm(NamedTuple):
             "first": self.first,
             "texts": list(texts),
             "options": [[list(o) for o in value] for value in options],
+            "pictures": pictures,
+            "fields": list(STATE_FIELDS),
             "states": states,
-            "aliases": self.aliases,
+            "aliases": {} if first_only else self.aliases,
         }
 
 

@@ -21,6 +21,7 @@ import browser
 ROOT = browser.ROOT
 sys.path.insert(0, str(ROOT / "docs"))
 
+import site_labs  # noqa: E402, F401  (for the tests, beside site_layout)
 import site_layout  # noqa: E402
 
 #: The modules building the site needs (requirements-site.txt).

@@ -8,7 +8,9 @@ browser and the built folder reads it (served by ``python -m http.server``, as R
   page of figures): every equation rendered by MathJax without a TeX error, every picture shown
   with a text alternative, no console error; every request the pages make stays in the site's
   folder (any other is refused, as for a reader offline, and listed).
-* A lab's cell shows the picture stored with it.
+* Every lab's page has its static form: its first picture is the one its chapter stores, and
+  each control moved as a reader moves it shows the bytes of the frame the live lab draws for
+  the state reached (the lab made in this process by ``docs/site_labs.py``'s table).
 * A collapsed cell stays collapsed and opens on a click; a ``<details>`` answer too.
 * axe-core (WCAG 2 A and AA) finds no violation on a chapter and on a lab's page.
 
@@ -19,12 +21,32 @@ tests); without them the tests are skipped, except in CI (CI set), where they fa
 
 from __future__ import annotations
 
+import base64
 import functools
+import io
+import json
 import os
+import urllib.parse
+from pathlib import Path
 
 import accessibility
+import ipywidgets as widgets
+import nbformat
+import numpy as np
 import pytest
-from site_serving import build, clean_checkout, missing, new_context, reading, site_layout, typeset
+from PIL import Image
+from site_serving import (
+    build,
+    clean_checkout,
+    missing,
+    new_context,
+    reading,
+    site_labs,
+    site_layout,
+    typeset,
+)
+
+from attnlib.liveview.keys import reachable
 
 #: The pages read: the landing page, a chapter of equations, a chapter with a lab, and the
 #: trained model's chapter (the most figures).
@@ -127,10 +149,115 @@ def test_every_picture_is_shown_with_a_text_alternative(reader, name: str) -> No
     assert not unnamed, f"{name}: pictures without a text alternative: {unnamed}"
 
 
-def test_a_labs_cell_shows_the_picture_stored_with_it(reader) -> None:
-    """Until the labs have static forms: the lab's stored picture, named in the lab's words."""
-    alts = reader["read"](LAB)["facts"]["alts"]
-    assert [alt for alt in alts if alt.startswith("A live lab")], alts
+def chapter_of_each_lab() -> dict[str, str]:
+    """Lab name (docs/site_labs.py's table) -> the page of the chapter whose cell makes it."""
+    found = {}
+    for path in site_layout.chapters():
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and (lab := site_labs.lab_of(cell.source)):
+                found[lab.name] = f"notebooks/{path.stem}"
+    return found
+
+
+LAB_PAGES = chapter_of_each_lab()
+
+
+def stored_picture(chapter: Path, lab: site_labs.SiteLab) -> bytes:
+    """The picture the chapter stores in the lab's cell (its state when the cell ran)."""
+    for cell in nbformat.read(chapter, as_version=4).cells:
+        if cell.cell_type == "code" and site_labs.lab_of(cell.source) == lab:
+            (png,) = [o.data["image/png"] for o in cell.outputs if "image/png" in o.get("data", {})]
+            return base64.b64decode(png)
+    raise AssertionError(f"no cell of {chapter.name} makes the {lab.name} lab")
+
+
+def pixels(picture: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(picture)).convert("RGB"))
+
+
+@pytest.mark.parametrize("name", sorted(LAB_PAGES))
+def test_a_labs_first_picture_is_the_one_its_chapter_stores(built, name: str) -> None:
+    """The table makes each lab as its chapter does. Pixels, not bytes: a chapter run on another
+    CPU may move a line of a curve by a pixel (its float32 training's last bits)."""
+    lab = site_labs.BY_NAME[name]
+    first = built["site"] / "_static" / "labs" / f"{name}.json"
+    manifest = json.loads(first.read_text(encoding="utf-8"))
+    state = dict(zip(manifest["fields"], manifest["states"][manifest["first"]]))
+    sha = manifest["pictures"][state["picture"]]
+    picture = (first.parent / name / f"{sha}.{manifest['format']}").read_bytes()
+    chapter = built["checkout"] / f"{LAB_PAGES[name]}.ipynb"
+    ours, stored = pixels(picture), pixels(stored_picture(chapter, lab))
+    assert ours.shape == stored.shape
+    assert (ours != stored).any(axis=-1).mean() < 0.01
+
+
+#: A move of a static lab's control, as a reader makes it (a key, a click, a choice), by kind.
+MOVES = {
+    "slider": lambda row: row.locator("input").press(
+        "ArrowLeft"
+        if row.locator("input").get_attribute("max") == row.locator("input").input_value()
+        else "ArrowRight"
+    ),
+    "checkbox": lambda row: row.locator("input").click(),
+    "buttons": lambda row: row.locator("label:not(:has(input:checked))").first.click(),
+    "select": lambda row: row.locator("select").select_option(
+        index=(row.locator("select").evaluate("s => s.selectedIndex") + 1)
+        % row.locator("option").count()
+    ),
+}
+#: The label of the option a control stands at, as the reader sees it, by kind.
+LABELS = {
+    "slider": lambda row: row.locator("input").get_attribute("aria-valuetext"),
+    "checkbox": lambda row: "on" if row.locator("input").is_checked() else "off",
+    "buttons": lambda row: row.locator("label:has(input:checked)").inner_text(),
+    "select": lambda row: row.locator("select").evaluate("s => s.options[s.selectedIndex].text"),
+}
+
+
+def set_by_label(control, label: str) -> None:
+    """Move a live lab's control to the option the reader sees as ``label``."""
+    if isinstance(control, widgets.Checkbox):
+        control.value = label == "on"
+    elif isinstance(control, widgets.IntSlider):
+        control.value = int(label)
+    elif isinstance(control, widgets.Combobox):
+        control.value = label
+    else:
+        control.value = {str(place[1]): value for place, value in reachable(control)}[label]
+
+
+@pytest.mark.parametrize("name", sorted(LAB_PAGES))
+def test_every_move_shows_the_picture_the_live_lab_draws_there(built, reader, name: str) -> None:
+    """Every control of the lab moved in turn, as a reader moves it (a key, a click, a choice);
+    after each move the page shows the bytes of the live lab's frame of the state reached."""
+    page = reader["read"](LAB_PAGES[name])["page"]
+    form = page.locator(".attnlib-static-lab.attnlib-static-ready")
+    form.wait_for()
+    live = site_labs.BY_NAME[name].make()
+    manifest = json.loads((built["site"] / "_static" / "labs" / f"{name}.json").read_text())
+    moved = []
+    for c, control in enumerate(manifest["controls"]):
+        row = form.locator(".attnlib-static-row").nth(c)
+        if row.locator("input:disabled, select:disabled, input[type=range][max='0']").count():
+            continue  # disabled (as in the live lab), or one option stored (the grid)
+        before = form.get_attribute("data-key")
+        MOVES[control["kind"]](row)
+        page.wait_for_function(
+            "([form, before]) => form.dataset.key !== before", arg=[form.element_handle(), before]
+        )
+        label = LABELS[control["kind"]](form.locator(".attnlib-static-row").nth(c))
+        set_by_label(live.controls[control["name"]], label)
+        moved.append(f"{control['description']} to {label!r}")
+        picture = form.locator("img")
+        page.wait_for_function(
+            "img => img.complete && img.naturalWidth > 0", arg=picture.element_handle()
+        )
+        address = urllib.parse.urlparse(picture.evaluate("img => img.src"))
+        shown = (built["site"] / address.path.lstrip("/")).read_bytes()
+        frame = live.current_frame()
+        assert shown == frame.picture, f"{name}: after moving {', '.join(moved)}"
+        assert picture.get_attribute("alt") == frame.alt
+    assert len(moved) >= 1
 
 
 @pytest.mark.parametrize("name", PAGES)

@@ -1,10 +1,11 @@
 """What the site is made of (docs/site_layout.py), without building it: the chapters in reading
 order, a new chapter joining by its name alone, JupyterLab's collapsed cells carried over, every
-picture given a text alternative, the npm files a page may load; and README's site commands are
-the ones the Pages workflow runs."""
+picture given a text alternative, every lab's cell its static form (docs/site_labs.py), the npm
+files a page may load; and README's site commands are the ones the Pages workflow runs."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs"))
 
+import site_labs  # noqa: E402
 import site_layout  # noqa: E402
 
 
@@ -110,6 +112,65 @@ def test_a_figure_without_a_description_gets_no_made_up_text_alternative() -> No
 def test_a_labs_picture_takes_the_labs_own_words() -> None:
     words = "A live lab, shown as a still picture of its state when the cell ran."
     assert alt(read(picture_cell(words))[0]) == words
+
+
+def lab_cell(source: str) -> nbformat.NotebookNode:
+    """A cell as a chapter stores a lab: its widget view and its picture."""
+    made = nbformat.v4.new_code_cell(source)
+    data = {
+        site_layout.WIDGET_VIEW: {"model_id": "0"},
+        "image/png": "iVBORw0KGgo=",
+        "text/plain": "",
+    }
+    made.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    return made
+
+
+def chapter_labs() -> list[tuple[str, site_labs.SiteLab | None]]:
+    """(chapter, the lab of the table its cell makes) for every cell of a chapter that shows a
+    lab's widget view."""
+    return [
+        (path.name, site_labs.lab_of(cell.source))
+        for path in site_layout.chapters()
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "code"
+        and any(site_layout.WIDGET_VIEW in out.get("data", {}) for out in cell.outputs)
+    ]
+
+
+def test_every_lab_in_a_chapter_has_a_static_form_on_the_site() -> None:
+    assert [chapter for chapter, lab in chapter_labs() if lab is None] == []
+
+
+def test_every_static_form_stands_in_one_chapter() -> None:
+    found = sorted(lab.name for _, lab in chapter_labs() if lab is not None)
+    assert found == sorted(site_labs.BY_NAME)
+
+
+def test_a_labs_cell_keeps_its_stored_picture_until_its_static_form_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(site_labs, "FOLDER", tmp_path)
+    cell = read(lab_cell("from attnlib.labs import gqa_lab\n\ngqa_lab()"))[0]
+    assert "image/png" in cell.outputs[0].data
+
+
+def test_a_labs_cell_shows_its_static_form_once_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(site_labs, "FOLDER", tmp_path)
+    lab = site_labs.BY_NAME["gqa"]
+    site_labs.manifest_path(lab).parent.mkdir(parents=True)
+    manifest = {"title": "GQA", "format": "png", "first": "[0]", "texts": ["a<br>b", "the alt"]}
+    manifest |= {"pictures": ["abc123"], "fields": ["picture", "caption", "alt"]}
+    manifest["states"] = {"[0]": [0, 0, 1]}
+    site_labs.manifest_path(lab, first_only=True).write_text(json.dumps(manifest))
+    (output,) = read(lab_cell("from attnlib.labs import gqa_lab\n\ngqa_lab()"))[0].outputs
+    shown = output.data["text/html"]
+    assert list(output.data) == ["text/html"]
+    assert 'data-manifest="../_static/labs/gqa.json"' in shown
+    assert '<img src="../_static/labs/gqa/abc123.png" alt="the alt">' in shown
+    assert f'src="../_static/{site_labs.SCRIPT}"' in shown
 
 
 def test_every_npm_file_a_page_may_load_sits_under_its_package_without_es5_or_dist() -> None:
