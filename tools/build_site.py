@@ -37,7 +37,7 @@ import site_layout  # noqa: E402
 OUT = ROOT / "build" / "site"
 DOCTREES = ROOT / "build" / "site-doctrees"
 #: The modules the build needs (requirements-site.txt).
-SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme")
+SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme", "attnlib")
 
 
 def mirror(files: dict[str, Path], into: Path) -> None:
@@ -121,10 +121,15 @@ def main() -> int:
     if missing := missing_vendor():
         print(f"missing {', '.join(missing)}: run python tools/fetch_web_assets.py (needs npm)")
         return 1
+    from attnlib.pretrained import ModelNotAvailableError
+
     try:
         seconds = build(args.clean, args.out)
     except subprocess.CalledProcessError as error:
         print(f"the build failed (sphinx exit {error.returncode}); see its messages above")
+        return 1
+    except ModelNotAvailableError as error:
+        print(f"the trained model's lab needs the model:\n{error}")
         return 1
     shown = args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out
     print(

@@ -9,7 +9,8 @@ three names below. One job per module:
 :mod:`.showing`        where a frame goes: straight into the widgets, or into the browser's store
 :mod:`.ahead`          drawing ahead: the frames one move away, sent before they are asked for
 :mod:`.frames`         the browser's frame store (an anywidget; its script is ``frames.js``)
-:mod:`.keys`         control positions and state keys; every private ipywidgets access
+:mod:`.static`         a lab's static form: every state's frame, for a page without a kernel
+:mod:`.keys`           control positions and state keys; every private ipywidgets access
 :mod:`.figure`         the figure redrawn in place over a cached background
 :mod:`.encoders`       PNG and JPEG encoders of a frame
 :mod:`.controls`       the controls' layout and readouts

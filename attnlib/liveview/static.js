@@ -71,7 +71,7 @@ function start(root) {
     const control = m.controls[c];
     const options = m.options[state.options[c]];
     const at = state.at[c];
-    const disabled = state.disabled[c];
+    const disabled = state.disabled[c] || options.length < 2; // nowhere to move it
     const name = `${id}-${c}`;
     if (control.kind === "slider") {
       const input = el("input", { type: "range", id: name, min: 0, max: options.length - 1 });
