@@ -181,26 +181,36 @@ class _Walk:
         return state_key(places), state, options
 
     def run(self, start: dict[str, widgets.ValueWidget], limit: int) -> str:
-        """Walk from ``start`` (detached copies, closed here); return the first state's key."""
-        first, state, options = self.describe(start)
-        self.states[first] = state
-        frontier = [(start, options)]
-        while frontier:
-            controls, options = frontier.pop()
-            try:
-                for copies in self.moves(controls, options):
-                    key, state, opts = self.describe(copies)
-                    if key in self.states:
-                        _close(copies)
-                        continue
-                    if len(self.states) == limit:
-                        _close(copies)
-                        raise ValueError(
-                            f"the lab has more than {limit} states: store a grid (keep=...)"
-                        )
-                    self.states[key] = state
-                    frontier.append((copies, opts))
-            finally:
+        """Walk from ``start`` (detached copies, closed here, as every copy made, whatever is
+        raised); return the first state's key."""
+        frontier = [start]
+        try:
+            first, state, options = self.describe(start)
+            self.states[first] = state
+            walk = [options]
+            while frontier:
+                controls, options = frontier.pop(), walk.pop()
+                try:
+                    for copies in self.moves(controls, options):
+                        try:
+                            key, state, opts = self.describe(copies)
+                            if key not in self.states and len(self.states) == limit:
+                                raise ValueError(
+                                    f"the lab has more than {limit} states: store a grid (keep=...)"
+                                )
+                        except BaseException:
+                            _close(copies)
+                            raise
+                        if key in self.states:
+                            _close(copies)
+                            continue
+                        self.states[key] = state
+                        frontier.append(copies)
+                        walk.append(opts)
+                finally:
+                    _close(controls)
+        finally:
+            for controls in frontier:
                 _close(controls)
         return first
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import ipywidgets as widgets
+import ipywidgets.widgets.widget as widget_module
 import numpy as np
 import pytest
 
@@ -115,19 +116,31 @@ def test_more_states_than_the_limit_asks_for_a_grid() -> None:
         static_form(toy_lab(), limit=4)
 
 
+def test_every_copy_of_the_controls_is_closed_even_when_the_walk_stops_early() -> None:
+    lab = toy_lab()
+    alive = set(widget_module._instances)
+    with pytest.raises(ValueError):
+        static_form(lab, limit=4)
+    static_form(lab)
+    assert set(widget_module._instances) == alive
+
+
 @pytest.mark.parametrize(
-    ("control", "kind"),
+    ("make", "kind"),
     [
-        (widgets.Checkbox(description="c"), "checkbox"),
-        (widgets.ToggleButtons(options=["a", "b"], description="t"), "buttons"),
-        (widgets.IntSlider(description="i"), "slider"),
-        (widgets.SelectionSlider(options=["a", "b"], description="s"), "slider"),
-        (widgets.Dropdown(options=["a", "b"], description="d"), "select"),
-        (widgets.Combobox(options=["a", "b"], value="a", description="b"), "select"),
+        (lambda: widgets.Checkbox(description="c"), "checkbox"),
+        (lambda: widgets.ToggleButtons(options=["a", "b"], description="t"), "buttons"),
+        (lambda: widgets.IntSlider(description="i"), "slider"),
+        (lambda: widgets.SelectionSlider(options=["a", "b"], description="s"), "slider"),
+        (lambda: widgets.Dropdown(options=["a", "b"], description="d"), "select"),
+        (lambda: widgets.Combobox(options=["a", "b"], value="a", description="b"), "select"),
     ],
+    ids=["Checkbox", "ToggleButtons", "IntSlider", "SelectionSlider", "Dropdown", "Combobox"],
 )
-def test_each_control_is_shown_as_its_kind(control, kind: str) -> None:
+def test_each_control_is_shown_as_its_kind(make, kind: str) -> None:
+    control = make()
     assert control_kind(control) == kind
+    control.close()
 
 
 def test_a_control_whose_values_cannot_be_listed_is_refused_by_its_class() -> None:
