@@ -26,7 +26,7 @@ function start(root) {
   const caption = root.querySelector(".attnlib-static-caption");
   const error = root.querySelector(".attnlib-static-error");
   const box = root.querySelector(".attnlib-static-controls");
-  let rows = m.controls.map(() => null); // per control: its row and what it shows
+  const rows = m.controls.map(() => null); // per control: its row and its options (JSON)
   const fetched = new Set();
 
   // a state by its key (or the key before sync_controls moved another control), as an object
@@ -53,7 +53,6 @@ function start(root) {
       .then((manifest) => {
         m = manifest;
         state = stateOf(key);
-        rows = rows.map((shown) => shown && { row: shown.row, now: null }); // new indices
       });
     return whole;
   }
@@ -66,30 +65,18 @@ function start(root) {
     });
   }
 
-  /** The row of control c for the options and position of the state shown. */
+  /** The elements of control c's row for the options of the state shown (no position yet). */
   function row(c) {
     const control = m.controls[c];
     const options = m.options[state.options[c]];
-    const at = state.at[c];
-    const disabled = state.disabled[c] || options.length < 2; // nowhere to move it
     const name = `${id}-${c}`;
     if (control.kind === "slider") {
       const input = el("input", { type: "range", id: name, min: 0, max: options.length - 1 });
-      input.value = at;
-      input.disabled = disabled;
-      input.setAttribute("aria-valuetext", options[at][1]);
       input.addEventListener("input", () => move(c, Number(input.value)));
-      const readout = m.texts[state.readouts[c]] || options[at][1];
-      return [
-        el("label", { for: name }, control.description),
-        input,
-        el("output", { for: name }, readout),
-      ];
+      return [el("label", { for: name }, control.description), input, el("output", { for: name })];
     }
     if (control.kind === "checkbox") {
       const input = el("input", { type: "checkbox", id: name });
-      input.checked = options[at][1] === "on";
-      input.disabled = disabled;
       input.addEventListener("change", () =>
         move(c, options.findIndex((option) => option[1] === (input.checked ? "on" : "off"))),
       );
@@ -100,8 +87,6 @@ function start(root) {
       const group = el("fieldset", { class: "attnlib-static-buttons" }, legend);
       options.forEach(([, label], j) => {
         const input = el("input", { type: "radio", name, value: j });
-        input.checked = j === at;
-        input.disabled = disabled;
         input.addEventListener("change", () => move(c, j));
         group.append(el("label", {}, input, label));
       });
@@ -109,24 +94,47 @@ function start(root) {
     }
     const select = el("select", { id: name });
     options.forEach(([, label], j) => select.append(el("option", { value: j }, label)));
-    select.value = at;
-    select.disabled = disabled;
     select.addEventListener("change", () => move(c, Number(select.value)));
     return [el("label", { for: name }, control.description), select, el("span")];
   }
 
-  /** Draw a control's row anew where the state's options, position or readout differ. */
+  /** Put control c's row where the state shown has it: position, readout, enabled. In place,
+   * so that a slider being dragged stays the element under the pointer. */
+  function set(c, shown) {
+    const options = m.options[state.options[c]];
+    const at = state.at[c];
+    const disabled = state.disabled[c] || options.length < 2; // or nowhere to move it
+    const inputs = shown.querySelectorAll("input, select");
+    inputs.forEach((input, j) => {
+      input.disabled = disabled;
+      if (input.type === "radio") input.checked = j === at;
+    });
+    const input = inputs[0];
+    if (m.controls[c].kind === "checkbox") input.checked = options[at][1] === "on";
+    else if (input.type !== "radio" && Number(input.value) !== at) input.value = at;
+    if (input.type === "range") {
+      input.setAttribute("aria-valuetext", options[at][1]);
+      shown.querySelector("output").textContent = m.texts[state.readouts[c]] || options[at][1];
+    }
+  }
+
+  /** Draw a control's row anew where the state's options differ from those shown (compared by
+   * content: the whole manifest numbers them otherwise), then set every row to the state. */
   function controls() {
     m.controls.forEach((_, c) => {
-      const now = [state.options[c], state.at[c], state.disabled[c], state.readouts[c]].join();
+      const options = JSON.stringify(m.options[state.options[c]]);
       const shown = rows[c];
-      if (shown?.now === now) return;
-      const focused = shown?.row.contains(document.activeElement);
-      const fresh = el("div", { class: "attnlib-static-row" }, ...row(c));
-      if (shown) shown.row.replaceWith(fresh);
-      else box.append(fresh);
-      rows[c] = { row: fresh, now };
-      if (focused) fresh.querySelector("input:checked, input, select")?.focus();
+      if (shown?.options !== options) {
+        const focused = shown?.row.contains(document.activeElement);
+        const fresh = el("div", { class: "attnlib-static-row" }, ...row(c));
+        if (shown) shown.row.replaceWith(fresh);
+        else box.append(fresh);
+        rows[c] = { row: fresh, options };
+        set(c, fresh);
+        if (focused) fresh.querySelector("input:checked, input, select")?.focus();
+      } else {
+        set(c, shown.row);
+      }
     });
   }
 

@@ -260,6 +260,37 @@ def test_every_move_shows_the_picture_the_live_lab_draws_there(built, reader, na
     assert len(moved) >= 1
 
 
+def test_a_slider_dragged_by_the_mouse_follows_it_to_the_end(built, reader) -> None:
+    """The positions lab's offset slider dragged from its thumb to its right end in small steps:
+    the picture follows the pointer (the slider is not rebuilt under it mid-drag) and ends on
+    the live lab's frame of the last offset."""
+    page = reader["read"](LAB_PAGES["positions"])["page"].context.new_page()  # the first state
+    page.goto(f"{reader['base']}{LAB_PAGES['positions']}.html")
+    form = page.locator(".attnlib-static-lab.attnlib-static-ready")
+    slider = form.get_by_label("offset i - j")
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    start = float(slider.input_value()) / float(slider.get_attribute("max"))
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + start * box["width"], y)
+    page.mouse.down()
+    for step in range(1, 21):
+        page.mouse.move(box["x"] + (start + (1.05 - start) * step / 20) * box["width"], y)
+        page.wait_for_timeout(20)
+    page.mouse.up()
+    assert slider.input_value() == slider.get_attribute("max")
+    live = site_labs.BY_NAME["positions"].make()
+    live.controls["offset"].value = live.controls["offset"].max
+    reached = "([form, key]) => form.dataset.key === key"
+    page.wait_for_function(reached, arg=[form.element_handle(), live.state_key()], timeout=5000)
+    picture = form.locator("img")
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0", arg=picture.element_handle()
+    )
+    address = urllib.parse.urlparse(picture.evaluate("img => img.src"))
+    assert (built["site"] / address.path.lstrip("/")).read_bytes() == live.current_frame().picture
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_a_page_shows_no_console_error(reader, name: str) -> None:
     assert not reader["read"](name)["errors"]
