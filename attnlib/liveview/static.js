@@ -49,10 +49,17 @@ function start(root) {
   /** The whole manifest, fetched once; the state shown is looked up in it again. */
   function load() {
     whole ??= fetch(address)
-      .then((response) => response.json())
+      .then((response) => {
+        if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+        return response.json();
+      })
       .then((manifest) => {
         m = manifest;
         state = stateOf(key);
+      })
+      .catch((reason) => {
+        whole = null; // the next touch tries again
+        error.textContent = `The lab's other states could not be loaded (${reason.message}).`;
       });
     return whole;
   }
