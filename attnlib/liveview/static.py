@@ -13,25 +13,24 @@ always kept.
 
 The form's manifest (:meth:`StaticForm.manifest`, JSON) holds, per control, its kind
 (``slider``, ``buttons``, ``checkbox``, ``select``) and description; per state (by its key, as
-:func:`.keys.state_key` writes it) its picture (by the SHA-256 of its bytes: equal pictures are
-stored once), caption, alt text, readouts, and each control's options and the one it stands at.
-A move that makes ``sync_controls`` change another control leads first to the key without that
-change: ``aliases`` maps it to the state reached.
+:func:`.keys.state_key` writes it) its picture (named by the first 20 hex digits of the SHA-256
+of its bytes: equal pictures are stored once), caption, alt text, readouts, and each control's
+options and the one it stands at. A move that makes ``sync_controls`` change another control
+leads first to the key without that change: ``aliases`` maps it to the state reached. A page
+carries the first state's manifest alone (``first_only``) and fetches the whole one when needed.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import ipywidgets as widgets
 
 from .controls import readout_text
 from .keys import detached_copy, position, reachable, state_key
-
-if TYPE_CHECKING:
-    from .lab import Lab
+from .lab import Lab
 
 __all__ = ["STATE_FIELDS", "StaticForm", "StaticState", "control_kind", "static_form"]
 
@@ -52,7 +51,7 @@ class StaticState(NamedTuple):
     at: tuple[int, ...]  # per control: the option it stands at
     disabled: tuple[bool, ...]
     readouts: dict[str, str]
-    picture: str = ""  # the SHA-256 of the picture's bytes, once drawn
+    picture: str = ""  # the picture's name (SHA-256 prefix), once drawn
     caption: str = ""
     alt: str = ""
     error: str = ""  # the message the lab shows for this state instead of a picture
@@ -259,6 +258,12 @@ def static_form(lab: Lab, keep: Keep | None = None, limit: int = 5000) -> Static
     StaticForm
         The states drawn in the order of their static pictures (one full draw per background).
     """
+    if not isinstance(lab, Lab):
+        raise TypeError(f"lab must be an attnlib.liveview.Lab; got {type(lab).__name__}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive integer; got {limit!r}")
+    if not_callable := [name for name, test in (keep or {}).items() if not callable(test)]:
+        raise TypeError(f"keep must map control names to functions of a label; not: {not_callable}")
     walk = _Walk(lab, keep or {})
     kinds = tuple((n, control_kind(c), c.description) for n, c in lab.controls.items())
     snapshot = {name: detached_copy(control) for name, control in lab.controls.items()}

@@ -111,6 +111,19 @@ def test_a_grid_naming_no_control_is_refused_by_name() -> None:
         static_form(toy_lab(), keep={"slop": lambda label: True})
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"lab": "a lab"}, TypeError, "lab must be an attnlib.liveview.Lab; got str"),
+        ({"limit": 0}, ValueError, "limit must be a positive integer; got 0"),
+        ({"keep": {"slope": "2"}}, TypeError, r"keep must map .* not: \['slope'\]"),
+    ],
+)
+def test_bad_arguments_are_refused_by_name(kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        static_form(**({"lab": toy_lab()} | kwargs))
+
+
 def test_more_states_than_the_limit_asks_for_a_grid() -> None:
     with pytest.raises(ValueError, match=r"more than 4 states: store a grid"):
         static_form(toy_lab(), limit=4)
