@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import importlib.metadata
 import json
 import os
 import shutil
@@ -29,6 +30,8 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 #: Where the labs' files are written: Sphinx copies the folder's contents into ``_static/``.
 FOLDER = ROOT / "build" / "site-labs"
+#: The packages whose releases may change a picture's bytes.
+DRAWING_PACKAGES = ("numpy", "matplotlib", "pillow")
 #: The browser half, as the site serves it (under ``_static/``).
 SCRIPT = "labs/static.js"
 
@@ -101,8 +104,11 @@ BY_NAME = {lab.name: lab for lab in LABS}
 
 
 def digest() -> str:
-    """What the labs' pictures depend on: attnlib's code and this file."""
+    """What the labs' pictures depend on: attnlib's code, this file and the versions of the
+    packages that draw and encode them."""
     sha = hashlib.sha256()
+    for package in DRAWING_PACKAGES:
+        sha.update(f"{package} {importlib.metadata.version(package)}\n".encode())
     for path in sorted((ROOT / "attnlib").rglob("*")):
         if path.suffix in (".py", ".js") and "__pycache__" not in path.parts:
             sha.update(path.relative_to(ROOT).as_posix().encode() + path.read_bytes())
